@@ -1,0 +1,109 @@
+// app/mnist_ddp.cpp — the program: start the world -> parse options -> load data -> train ->
+// summarise -> exit code. Errors in phases every rank runs are agreed on (same exit code
+// everywhere); any other error aborts the whole job so no rank waits forever.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include <torch/torch.h>
+
+#include "common/error.hpp"
+#include "config/options.hpp"
+#include "data/mnist_dataset.hpp"
+#include "dist/agreed_failure.hpp"
+#include "dist/layout.hpp"
+#include "dist/mpi_communicator.hpp"
+#include "dist/world.hpp"
+#include "io/banner.hpp"
+#include "io/log.hpp"
+#include "io/metrics_writer.hpp"
+#include "io/versions.hpp"
+#include "model/classifier.hpp"
+#include "train/trainer.hpp"
+
+namespace {
+
+using namespace mnist_ddp;
+using Clock = std::chrono::steady_clock;
+
+/// --threads 0: share the node's cores evenly among its ranks.
+int intra_op_threads(const config::TrainConfig& config, const dist::World& world) {
+  if (config.threads > 0) return config.threads;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / world.local_size());
+}
+
+int run_training(const dist::World& world, const config::TrainConfig& config, Clock::time_point start) {
+  const int threads = intra_op_threads(config, world);
+  torch::set_num_threads(threads);
+  const io::Log log(world.rank(), config.log_all_ranks);
+
+  data::Dataset train_set;
+  data::Dataset test_set;
+  std::unique_ptr<io::MetricsWriter> metrics;
+  dist::run_agreed(world, [&] {
+    train_set = data::load_mnist(config.data_dir, data::Split::kTrain);
+    test_set = data::load_mnist(config.data_dir, data::Split::kTest);
+    if (train_set.size() < world.size()) {
+      throw UsageError("more ranks (" + std::to_string(world.size()) + ") than training images (" +
+                       std::to_string(train_set.size()) + "); run with at most " +
+                       std::to_string(train_set.size()) + " ranks");
+    }
+    metrics = std::make_unique<io::MetricsWriter>(
+        world.rank() == 0 ? config.metrics_file : std::string(),
+        io::RunFacts{world.size(), "mpi", config.model});
+  });
+
+  io::print_banner(log, config);
+  io::print_layout(log, dist::gather_layout(world, "cpu", threads), world.node_count());
+
+  torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+  const std::shared_ptr<model::Classifier> model = model::make_model(config.model);
+  dist::MpiCommunicator comm(world.comm());
+  train::Trainer trainer(config, comm, *model, train_set, test_set);
+  log.line("# data: %lld training images, %lld test images; %lld steps per epoch on each rank",
+           static_cast<long long>(train_set.size()), static_cast<long long>(test_set.size()),
+           static_cast<long long>(trainer.steps_per_epoch()));
+
+  io::print_epoch_header(log);
+  const train::TrainSummary summary = trainer.run([&](const train::EpochReport& report) {
+    io::print_epoch(log, report);
+    metrics->write_epoch(report);
+  });
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  metrics->write_summary(summary, wall);
+  const bool accurate_enough = io::print_summary(log, summary, config.min_accuracy, wall);
+  return static_cast<int>(accurate_enough ? ExitCode::kOk : ExitCode::kFailure);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Clock::time_point start = Clock::now();
+  dist::World world(&argc, &argv);
+  try {
+    config::Command command;
+    dist::run_agreed(world, [&] { command = config::parse_command(argc, argv); });
+    switch (command.action) {
+      case config::Action::kHelp:
+        if (world.rank() == 0) std::printf("%s", config::help_text().c_str());
+        return 0;
+      case config::Action::kVersion:
+        if (world.rank() == 0) {
+          for (const auto& [component, version] : io::component_versions()) {
+            std::printf("%-10s %s\n", component.c_str(), version.c_str());
+          }
+        }
+        return 0;
+      case config::Action::kTrain:
+        return run_training(world, command.config, start);
+    }
+  } catch (const dist::AgreedFailure& failure) {
+    return failure.code;  // already reported by the rank that saw it
+  } catch (const std::exception& error) {
+    // Other ranks may be inside a collective this rank will never join: end them all.
+    world.abort(dist::report_error(world, error));
+  }
+  return static_cast<int>(ExitCode::kFailure);
+}

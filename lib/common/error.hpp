@@ -1,0 +1,50 @@
+// lib/common/error.hpp — provides: ExitCode, Error and its kinds (UsageError, DataError,
+// CheckpointError, CommError), each carrying the process exit code it maps to.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace mnist_ddp {
+
+/// Process exit codes, documented in the README; scripts and Slurm act on them.
+enum class ExitCode : int {
+  kOk = 0,
+  kFailure = 1,     // anything else, including a final accuracy below --min-accuracy
+  kUsage = 2,       // bad option or configuration
+  kData = 3,        // missing or malformed data
+  kCheckpoint = 4,  // bad checkpoint
+  kComm = 5,        // communication failure or timeout
+};
+
+/// An error that knows which exit code it ends the program with.
+class Error : public std::runtime_error {
+ public:
+  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ExitCode code() const { return code_; }
+
+ private:
+  ExitCode code_;
+};
+
+/// A bad option value, unknown option or contradictory configuration.
+struct UsageError : Error {
+  explicit UsageError(const std::string& message) : Error(ExitCode::kUsage, message) {}
+};
+
+/// Missing, unreadable or malformed data files.
+struct DataError : Error {
+  explicit DataError(const std::string& message) : Error(ExitCode::kData, message) {}
+};
+
+/// A checkpoint that is missing, damaged or does not fit the run.
+struct CheckpointError : Error {
+  explicit CheckpointError(const std::string& message) : Error(ExitCode::kCheckpoint, message) {}
+};
+
+/// A failed collective or communicator set-up.
+struct CommError : Error {
+  explicit CommError(const std::string& message) : Error(ExitCode::kComm, message) {}
+};
+
+}  // namespace mnist_ddp

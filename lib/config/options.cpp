@@ -1,0 +1,198 @@
+// lib/config/options.cpp — the only file that knows Boost.Program_options.
+#include "config/options.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "common/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace mnist_ddp::config {
+namespace {
+
+constexpr const char* kEnvPrefix = "MNIST_DDP_";
+
+/// Options that may come from any source, bound to the fields of `config`.
+po::options_description training_options(TrainConfig& config) {
+  const TrainConfig defaults;
+  po::options_description data("Data");
+  data.add_options()
+      ("data-dir", po::value(&config.data_dir)->default_value(defaults.data_dir),
+       "folder with train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
+       "t10k-labels-idx1-ubyte (each raw or .gz)")
+      ("normalize-mean", po::value(&config.normalize_mean)->default_value(defaults.normalize_mean),
+       "pixel mean subtracted after scaling pixels to [0, 1]")
+      ("normalize-std", po::value(&config.normalize_std)->default_value(defaults.normalize_std),
+       "pixel standard deviation divided out after the mean")
+      ("drop-last", po::value(&config.drop_last)->default_value(defaults.drop_last)->implicit_value(true),
+       "drop the training samples that do not split evenly across ranks instead of padding");
+
+  po::options_description model("Model and optimization");
+  model.add_options()
+      ("model", po::value(&config.model)->default_value(defaults.model),
+       "network: linear (784-10), mlp (784-256-128-10) or cnn (conv32-conv64-fc128)")
+      ("epochs", po::value(&config.epochs)->default_value(defaults.epochs),
+       "passes over the training set")
+      ("batch-size", po::value(&config.batch_size)->default_value(defaults.batch_size),
+       "training images per step on each rank (global batch = this x ranks)")
+      ("test-batch-size", po::value(&config.test_batch_size)->default_value(defaults.test_batch_size),
+       "evaluation images per step on each rank")
+      ("optimizer", po::value(&config.optimizer)->default_value(defaults.optimizer),
+       "sgd or adam")
+      ("lr", po::value(&config.lr)->default_value(defaults.lr), "learning rate")
+      ("momentum", po::value(&config.momentum)->default_value(defaults.momentum),
+       "SGD momentum, in [0, 1)")
+      ("weight-decay", po::value(&config.weight_decay)->default_value(defaults.weight_decay),
+       "L2 penalty applied by the optimizer")
+      ("seed", po::value(&config.seed)->default_value(defaults.seed),
+       "seed for initialisation and data order; the same on every rank")
+      ("max-steps", po::value(&config.max_steps)->default_value(defaults.max_steps),
+       "stop after this many optimizer steps (0: no limit); the run still evaluates and summarises");
+
+  po::options_description execution("Execution");
+  execution.add_options()
+      ("threads", po::value(&config.threads)->default_value(defaults.threads),
+       "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)");
+
+  po::options_description output("Output");
+  output.add_options()
+      ("metrics-file", po::value(&config.metrics_file)->default_value(defaults.metrics_file),
+       "write JSON Lines metrics (one object per epoch and a summary) from rank 0 to this file")
+      ("log-all-ranks", po::value(&config.log_all_ranks)->default_value(defaults.log_all_ranks)->implicit_value(true),
+       "let every rank log, prefixed with its rank, not only rank 0")
+      ("min-accuracy", po::value(&config.min_accuracy)->default_value(defaults.min_accuracy),
+       "exit with code 1 when the final test accuracy (0..1) is below this");
+
+  po::options_description all;
+  all.add(data).add(model).add(execution).add(output);
+  return all;
+}
+
+/// Options that only make sense on the command line.
+po::options_description command_line_only(std::string& config_file) {
+  po::options_description general("General");
+  general.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the versions of mnist_ddp, LibTorch, MPI, NCCL, CUDA and BLAS, and exit")
+      ("config", po::value(&config_file),
+       "read options from this file (lines of name = value, names as the long options); "
+       "the command line and MNIST_DDP_* environment variables take precedence");
+  return general;
+}
+
+/// Maps MNIST_DDP_BATCH_SIZE to batch-size; other variables, and unknown names, map to nothing.
+std::string environment_name_to_option(const po::options_description& options,
+                                       const std::string& variable) {
+  const std::string prefix = kEnvPrefix;
+  if (variable.compare(0, prefix.size(), prefix) != 0) return "";
+  std::string name = variable.substr(prefix.size());
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
+    return c == '_' ? '-' : static_cast<char>(std::tolower(c));
+  });
+  return options.find_nothrow(name, /*approx=*/false) != nullptr ? name : "";
+}
+
+void store_config_file(const std::string& path, const po::options_description& options,
+                       po::variables_map& values) {
+  std::ifstream file(path);
+  if (!file) throw UsageError("cannot open --config file '" + path + "'");
+  try {
+    po::store(po::parse_config_file(file, options, /*allow_unregistered=*/false), values);
+  } catch (const po::error& e) {
+    throw UsageError("--config file '" + path + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+Command parse_command(int argc, const char* const argv[]) {
+  Command command;
+  std::string config_file;
+  po::options_description training = training_options(command.config);
+  po::options_description general = command_line_only(config_file);
+  po::options_description command_line;
+  command_line.add(general).add(training);
+
+  po::variables_map values;
+  try {
+    po::store(po::parse_command_line(argc, argv, command_line), values);
+    if (values.count("help")) {
+      command.action = Action::kHelp;
+      return command;
+    }
+    if (values.count("version")) {
+      command.action = Action::kVersion;
+      return command;
+    }
+    po::store(po::parse_environment(training,
+                                    [&training](const std::string& variable) {
+                                      return environment_name_to_option(training, variable);
+                                    }),
+              values);
+    if (values.count("config")) {
+      store_config_file(values["config"].as<std::string>(), training, values);
+    }
+    po::notify(values);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  validate(command.config);
+  return command;
+}
+
+std::string help_text() {
+  TrainConfig scratch;
+  std::string config_file;
+  po::options_description all(
+      "mnist_ddp: data-parallel MNIST training over MPI\n\n"
+      "Usage: mpirun -np N mnist_ddp [options]\n"
+      "Every option can also be set as MNIST_DDP_<NAME> (e.g. MNIST_DDP_BATCH_SIZE=128) or in a\n"
+      "--config file; the command line wins over the environment, which wins over the file.\n"
+      "Exit codes: 0 done, 1 other failure (or accuracy below --min-accuracy), 2 bad usage,\n"
+      "3 bad or missing data, 4 bad checkpoint, 5 communication failure",
+      /*line_length=*/100, /*min_description_length=*/50);
+  all.add(command_line_only(config_file)).add(training_options(scratch));
+  std::ostringstream text;
+  text << all;
+  return text.str();
+}
+
+namespace {
+
+template <typename T>
+void require(bool ok, const char* option, const char* rule, const T& value) {
+  if (ok) return;
+  std::ostringstream message;
+  message << "--" << option << " must be " << rule << " (got " << value << ")";
+  throw UsageError(message.str());
+}
+
+}  // namespace
+
+void validate(const TrainConfig& c) {
+  require(c.model == "linear" || c.model == "mlp" || c.model == "cnn", "model",
+          "one of linear, mlp, cnn", c.model);
+  require(c.optimizer == "sgd" || c.optimizer == "adam", "optimizer", "one of sgd, adam",
+          c.optimizer);
+  require(c.epochs >= 1, "epochs", "at least 1", c.epochs);
+  require(c.batch_size >= 1, "batch-size", "at least 1", c.batch_size);
+  require(c.test_batch_size >= 1, "test-batch-size", "at least 1", c.test_batch_size);
+  require(c.lr > 0, "lr", "greater than 0", c.lr);
+  require(c.momentum >= 0 && c.momentum < 1, "momentum", "in [0, 1)", c.momentum);
+  require(c.weight_decay >= 0, "weight-decay", "at least 0", c.weight_decay);
+  require(c.seed >= 0, "seed", "at least 0", c.seed);
+  require(c.max_steps >= 0, "max-steps", "at least 0", c.max_steps);
+  require(c.threads >= 0, "threads", "at least 0", c.threads);
+  require(c.normalize_std > 0, "normalize-std", "greater than 0", c.normalize_std);
+  require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]",
+          c.min_accuracy);
+  require(c.optimizer == "sgd" || c.momentum == 0, "momentum",
+          "0 with --optimizer adam (Adam has no momentum option; use sgd)", c.momentum);
+}
+
+}  // namespace mnist_ddp::config

@@ -1,0 +1,30 @@
+// lib/config/options.hpp — provides: parse_command (command line + MNIST_DDP_* environment +
+// --config file, in that order of precedence), help_text, validate.
+#pragma once
+
+#include <string>
+
+#include "config/train_config.hpp"
+
+namespace mnist_ddp::config {
+
+/// What the command line asks for.
+enum class Action { kTrain, kHelp, kVersion };
+
+/// The parsed command: an action and, for kTrain, a validated configuration.
+struct Command {
+  Action action = Action::kTrain;
+  TrainConfig config;
+};
+
+/// Parses argv, then MNIST_DDP_* variables, then the --config file; the first source that sets
+/// an option wins. Throws UsageError naming the offending option or value.
+Command parse_command(int argc, const char* const argv[]);
+
+/// The --help text: usage line and every option with its default, grouped by topic.
+std::string help_text();
+
+/// Checks ranges and choices; throws UsageError such as "--batch-size must be at least 1 (got 0)".
+void validate(const TrainConfig& config);
+
+}  // namespace mnist_ddp::config

@@ -1,0 +1,38 @@
+// lib/config/train_config.hpp — provides: TrainConfig, every setting of a run with its default.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mnist_ddp::config {
+
+/// Everything that shapes a run. Defaults follow the classic PyTorch DDP tutorial.
+struct TrainConfig {
+  // Data
+  std::string data_dir = "data/mnist";  // folder with the four MNIST IDX files, raw or .gz
+  double normalize_mean = 0.1307;       // MNIST pixel mean, applied after scaling to [0, 1]
+  double normalize_std = 0.3081;        // MNIST pixel standard deviation
+  bool drop_last = false;  // drop the tail that does not split evenly across ranks
+
+  // Model and optimization
+  std::string model = "linear";   // linear | mlp | cnn
+  int epochs = 5;                 // passes over the training set
+  int batch_size = 64;            // images per step on each rank, as in the tutorial
+  int test_batch_size = 1000;     // images per evaluation step on each rank
+  std::string optimizer = "sgd";  // sgd | adam
+  double lr = 0.01;               // learning rate
+  double momentum = 0.0;          // SGD momentum
+  double weight_decay = 0.0;      // L2 penalty added by the optimizer
+  std::int64_t seed = 1;          // model initialisation and data order; same on every rank
+  std::int64_t max_steps = 0;     // stop after this many optimizer steps; 0 means no limit
+
+  // Execution
+  int threads = 0;  // intra-op threads per rank; 0 means cores on the node / ranks on the node
+
+  // Output
+  std::string metrics_file;    // JSON Lines metrics written by rank 0; empty means none
+  bool log_all_ranks = false;  // let every rank log, not only rank 0
+  double min_accuracy = 0.0;   // exit non-zero when the final test accuracy is below this
+};
+
+}  // namespace mnist_ddp::config

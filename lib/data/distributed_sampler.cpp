@@ -1,0 +1,66 @@
+// lib/data/distributed_sampler.cpp — permutation, padding and striding of the epoch's order.
+#include "data/distributed_sampler.hpp"
+
+#include <random>
+#include <string>
+
+#include <ATen/ATen.h>
+
+namespace mnist_ddp::data {
+namespace {
+
+/// Uniform integer in [0, bound) by rejection, so no modulo bias and no dependence on the
+/// standard library's (implementation-defined) distributions.
+std::uint64_t uniform_below(std::mt19937_64& engine, std::uint64_t bound) {
+  const std::uint64_t limit = std::mt19937_64::max() - std::mt19937_64::max() % bound;
+  std::uint64_t draw = 0;
+  do {
+    draw = engine();
+  } while (draw >= limit);
+  return draw % bound;
+}
+
+}  // namespace
+
+at::Tensor epoch_permutation(std::int64_t n, std::int64_t seed, std::int64_t epoch) {
+  std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                         static_cast<std::uint32_t>(epoch),
+                         static_cast<std::uint32_t>(epoch >> 32)};
+  std::mt19937_64 engine(sequence);
+  at::Tensor order = at::arange(n, at::kLong);
+  auto* index = order.data_ptr<std::int64_t>();
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<std::int64_t>(uniform_below(engine, static_cast<std::uint64_t>(i) + 1));
+    std::swap(index[i], index[j]);
+  }
+  return order;
+}
+
+DistributedSampler::DistributedSampler(std::int64_t dataset_size, int world_size, int rank,
+                                       std::int64_t seed, bool shuffle, bool drop_last)
+    : dataset_size_(dataset_size),
+      world_size_(world_size),
+      rank_(rank),
+      seed_(seed),
+      shuffle_(shuffle),
+      // Same arithmetic as PyTorch: drop_last rounds down, otherwise up.
+      num_samples_(drop_last ? dataset_size / world_size
+                             : (dataset_size + world_size - 1) / world_size) {
+  TORCH_CHECK(world_size >= 1 && rank >= 0 && rank < world_size, "rank ", rank,
+              " is outside a world of size ", world_size);
+  TORCH_CHECK(dataset_size >= 1, "cannot sample from an empty data set");
+}
+
+at::Tensor DistributedSampler::indices() const {
+  at::Tensor order = shuffle_ ? epoch_permutation(dataset_size_, seed_, epoch_)
+                              : at::arange(dataset_size_, at::kLong);
+  const std::int64_t total = total_size();
+  if (total > dataset_size_) {
+    // Wrap around, repeating the order as often as needed (more ranks than samples).
+    const std::int64_t repeats = (total + dataset_size_ - 1) / dataset_size_;
+    order = order.repeat({repeats});
+  }
+  return order.narrow(0, 0, total).slice(0, rank_, total, world_size_).contiguous();
+}
+
+}  // namespace mnist_ddp::data

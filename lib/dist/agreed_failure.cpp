@@ -1,0 +1,46 @@
+// lib/dist/agreed_failure.cpp — one MPI_Allreduce (MAXLOC) decides the exit code and the reporter.
+#include "dist/agreed_failure.hpp"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "common/error.hpp"
+#include "dist/mpi_check.hpp"
+
+namespace mnist_ddp::dist {
+
+int report_error(const World& world, const std::exception& error) {
+  const auto* known = dynamic_cast<const Error*>(&error);
+  const ExitCode code = known != nullptr ? known->code() : ExitCode::kFailure;
+  std::fprintf(stderr, "mnist_ddp: error: %s %s\n", world.label().c_str(), error.what());
+  if (code == ExitCode::kUsage) std::fprintf(stderr, "Try 'mnist_ddp --help'.\n");
+  std::fflush(stderr);
+  return static_cast<int>(code);
+}
+
+void run_agreed(const World& world, const std::function<void()>& phase) {
+  std::optional<Error> failure;
+  int local_code = 0;
+  try {
+    phase();
+  } catch (const Error& e) {
+    failure.emplace(e);
+    local_code = static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    failure.emplace(ExitCode::kFailure, e.what());
+    local_code = static_cast<int>(ExitCode::kFailure);
+  }
+
+  // MAXLOC picks the highest code and, among equal codes, the lowest rank: one reporter.
+  struct {
+    int code;
+    int rank;
+  } local{local_code, world.rank()}, agreed{0, 0};
+  MDDP_MPI_CHECK(MPI_Allreduce(&local, &agreed, 1, MPI_2INT, MPI_MAXLOC, world.comm()));
+  if (agreed.code == 0) return;
+  if (agreed.rank == world.rank()) report_error(world, *failure);
+  throw AgreedFailure(agreed.code);
+}
+
+}  // namespace mnist_ddp::dist

@@ -1,0 +1,30 @@
+// lib/dist/agreed_failure.hpp — provides: run_agreed(world, phase), the agreed error path for
+// phases that every rank runs (option parsing, data loading): a failure on any rank ends every
+// rank with the same exit code, and the message is printed once.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+
+#include "dist/world.hpp"
+
+namespace mnist_ddp::dist {
+
+/// Thrown on every rank after a failure that all ranks agreed on; the message has already been
+/// printed. `code` is the exit code every rank should return.
+struct AgreedFailure : std::runtime_error {
+  explicit AgreedFailure(int exit_code)
+      : std::runtime_error("agreed failure"), code(exit_code) {}
+  int code;
+};
+
+/// Runs `phase` on this rank, then agrees with every rank (one MPI_Allreduce) on whether any
+/// failed. If one did, the failing rank with the highest exit code (lowest rank among equals)
+/// prints its error and every rank throws AgreedFailure with that code.
+void run_agreed(const World& world, const std::function<void()>& phase);
+
+/// Prints "mnist_ddp: error: [rank R@host] <what>" to stderr, with a --help hint for usage
+/// errors, and returns the exit code that `error` maps to.
+int report_error(const World& world, const std::exception& error);
+
+}  // namespace mnist_ddp::dist

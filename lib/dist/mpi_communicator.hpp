@@ -1,0 +1,30 @@
+// lib/dist/mpi_communicator.hpp — provides: MpiCommunicator, the Communicator over MPI for
+// contiguous CPU tensors.
+#pragma once
+
+#include <mpi.h>
+
+#include "dist/communicator.hpp"
+
+namespace mnist_ddp::dist {
+
+/// Communicator over an MPI communicator (MPI_COMM_WORLD in the program).
+class MpiCommunicator final : public Communicator {
+ public:
+  explicit MpiCommunicator(MPI_Comm comm);
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "mpi"; }
+
+  void all_reduce(at::Tensor& tensor, ReduceOp op) override;
+  void broadcast(at::Tensor& tensor, int root) override;
+  void barrier() override;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace mnist_ddp::dist

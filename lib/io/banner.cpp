@@ -1,0 +1,71 @@
+// lib/io/banner.cpp — fixed-width tables in the style of nccl-tests.
+#include "io/banner.hpp"
+
+#include "io/versions.hpp"
+
+namespace mnist_ddp::io {
+
+void print_banner(const Log& log, const config::TrainConfig& c) {
+  for (const auto& [component, version] : component_versions()) {
+    log.line("# %-16s %s", component.c_str(), version.c_str());
+  }
+  log.line("# configuration");
+  log.line("#   %-18s %s", "data_dir", c.data_dir.c_str());
+  log.line("#   %-18s %s", "model", c.model.c_str());
+  log.line("#   %-18s %d", "epochs", c.epochs);
+  log.line("#   %-18s %d (per rank)", "batch_size", c.batch_size);
+  log.line("#   %-18s %d (per rank)", "test_batch_size", c.test_batch_size);
+  log.line("#   %-18s %s", "optimizer", c.optimizer.c_str());
+  log.line("#   %-18s %g", "lr", c.lr);
+  log.line("#   %-18s %g", "momentum", c.momentum);
+  log.line("#   %-18s %g", "weight_decay", c.weight_decay);
+  log.line("#   %-18s %lld", "seed", static_cast<long long>(c.seed));
+  log.line("#   %-18s %lld", "max_steps", static_cast<long long>(c.max_steps));
+  log.line("#   %-18s %g / %g", "normalize", c.normalize_mean, c.normalize_std);
+  log.line("#   %-18s %s", "drop_last", c.drop_last ? "yes" : "no");
+  log.line("#   %-18s %s", "metrics_file", c.metrics_file.empty() ? "-" : c.metrics_file.c_str());
+}
+
+void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout,
+                  int node_count) {
+  log.line("# layout: %zu rank%s on %d node%s", layout.size(), layout.size() == 1 ? "" : "s",
+           node_count, node_count == 1 ? "" : "s");
+  log.line("# %6s  %-24s %10s  %-8s %7s", "rank", "host", "local_rank", "device", "threads");
+  for (const dist::RankPlacement& p : layout) {
+    log.line("# %6d  %-24s %10d  %-8s %7d", p.rank, p.host.c_str(), p.local_rank,
+             p.device.c_str(), p.threads);
+  }
+}
+
+void print_epoch_header(const Log& log) {
+  log.line("# %5s %8s %11s %10s %9s %11s %8s %8s", "epoch", "step", "train_loss", "test_loss",
+           "test_acc", "throughput", "train", "elapsed");
+  log.line("# %5s %8s %11s %10s %9s %11s %8s %8s", "", "", "", "", "(%)", "(img/s)", "(s)",
+           "(s)");
+}
+
+void print_epoch(const Log& log, const train::EpochReport& r) {
+  log.line("  %5lld %8lld %11.6f %10.6f %9.2f %11.0f %8.2f %8.2f%s",
+           static_cast<long long>(r.epoch), static_cast<long long>(r.step), r.train_loss,
+           r.test.loss, 100.0 * r.test.accuracy, r.images_per_sec, r.train_seconds,
+           r.elapsed_seconds, r.complete ? "" : "  (stopped by --max-steps)");
+}
+
+bool print_summary(const Log& log, const train::TrainSummary& s, double min_accuracy,
+                   double wall_seconds) {
+  log.line("# steps %lld, %lld training images in %.2f s: %.0f img/s; wall %.2f s",
+           static_cast<long long>(s.steps), static_cast<long long>(s.images), s.train_seconds,
+           s.images_per_sec, wall_seconds);
+  const bool ok = s.test.accuracy >= min_accuracy;
+  if (ok) {
+    log.line("# final test_acc %.2f%% (%lld/%lld) OK", 100.0 * s.test.accuracy,
+             static_cast<long long>(s.test.correct), static_cast<long long>(s.test.count));
+  } else {
+    log.line("# final test_acc %.2f%% (%lld/%lld) BELOW --min-accuracy %.2f%%",
+             100.0 * s.test.accuracy, static_cast<long long>(s.test.correct),
+             static_cast<long long>(s.test.count), 100.0 * min_accuracy);
+  }
+  return ok;
+}
+
+}  // namespace mnist_ddp::io

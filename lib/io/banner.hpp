@@ -1,0 +1,29 @@
+// lib/io/banner.hpp — provides: the start banner (versions, configuration, layout) and the
+// per-epoch and final result lines, as '#'-prefixed tables that parsers can skip.
+#pragma once
+
+#include <vector>
+
+#include "config/train_config.hpp"
+#include "dist/layout.hpp"
+#include "io/log.hpp"
+#include "train/trainer.hpp"
+
+namespace mnist_ddp::io {
+
+/// Versions, then every setting of `config`, one per line.
+void print_banner(const Log& log, const config::TrainConfig& config);
+
+/// One line per rank, in rank order, with the number of nodes.
+void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout,
+                  int node_count);
+
+/// The header of the per-epoch table, with units.
+void print_epoch_header(const Log& log);
+void print_epoch(const Log& log, const train::EpochReport& report);
+
+/// "# final test_acc 81.23% OK" and the totals; returns whether --min-accuracy was met.
+bool print_summary(const Log& log, const train::TrainSummary& summary, double min_accuracy,
+                   double wall_seconds);
+
+}  // namespace mnist_ddp::io

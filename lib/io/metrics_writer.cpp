@@ -1,0 +1,53 @@
+// lib/io/metrics_writer.cpp — JSON Lines through nlohmann::json, which prints doubles with
+// enough digits to read back the same value.
+#include "io/metrics_writer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+
+namespace mnist_ddp::io {
+
+MetricsWriter::MetricsWriter(const std::string& path, RunFacts facts) : facts_(std::move(facts)) {
+  if (path.empty()) return;
+  file_.open(path, std::ios::out | std::ios::trunc);
+  if (!file_) throw UsageError("cannot create --metrics-file '" + path + "'");
+}
+
+void MetricsWriter::write_epoch(const train::EpochReport& report) {
+  write({{"event", "epoch"},
+         {"epoch", report.epoch},
+         {"step", report.step},
+         {"complete", report.complete},
+         {"train_loss", report.train_loss},
+         {"test_loss", report.test.loss},
+         {"test_accuracy", report.test.accuracy},
+         {"test_correct", report.test.correct},
+         {"test_count", report.test.count},
+         {"images", report.images},
+         {"images_per_sec", report.images_per_sec},
+         {"train_s", report.train_seconds},
+         {"elapsed_s", report.elapsed_seconds},
+         {"world_size", facts_.world_size}});
+}
+
+void MetricsWriter::write_summary(const train::TrainSummary& summary, double wall_seconds) {
+  write({{"event", "summary"},
+         {"test_loss", summary.test.loss},
+         {"test_accuracy", summary.test.accuracy},
+         {"train_loss", summary.train_loss},
+         {"steps", summary.steps},
+         {"train_images_per_sec", summary.images_per_sec},
+         {"wall_s", wall_seconds},
+         {"world_size", facts_.world_size},
+         {"backend", facts_.backend},
+         {"model", facts_.model}});
+}
+
+void MetricsWriter::write(const nlohmann::json& record) {
+  if (!file_.is_open()) return;
+  file_ << record.dump() << '\n' << std::flush;
+  if (!file_) throw Error(ExitCode::kFailure, "writing the metrics file failed");
+}
+
+}  // namespace mnist_ddp::io

@@ -1,0 +1,41 @@
+// lib/io/metrics_writer.hpp — provides: MetricsWriter, the JSON Lines metrics file (one object
+// per epoch, then a summary), written by rank 0.
+#pragma once
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "train/trainer.hpp"
+
+namespace mnist_ddp::io {
+
+/// Run-wide facts that every record of the file carries or the summary needs.
+struct RunFacts {
+  int world_size = 1;
+  std::string backend;  // "mpi"
+  std::string model;    // "linear"
+};
+
+class MetricsWriter {
+ public:
+  /// Opens (truncates) `path`; an empty path makes a writer that writes nothing.
+  /// Throws UsageError when the file cannot be created.
+  MetricsWriter(const std::string& path, RunFacts facts);
+
+  /// {"event":"epoch", epoch, step, train_loss, test_loss, test_accuracy, images_per_sec,
+  ///  elapsed_s, world_size, ...}
+  void write_epoch(const train::EpochReport& report);
+  /// {"event":"summary", test_loss, test_accuracy, train_loss, steps, train_images_per_sec,
+  ///  wall_s, world_size, backend, model}
+  void write_summary(const train::TrainSummary& summary, double wall_seconds);
+
+ private:
+  void write(const nlohmann::json& record);
+
+  std::ofstream file_;
+  RunFacts facts_;
+};
+
+}  // namespace mnist_ddp::io

@@ -1,0 +1,27 @@
+// lib/train/make_optimizer.cpp — optimizers by name.
+#include "train/make_optimizer.hpp"
+
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+
+#include "common/error.hpp"
+
+namespace mnist_ddp::train {
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::TrainConfig& config,
+                                                        std::vector<at::Tensor> parameters) {
+  if (config.optimizer == "sgd") {
+    return std::make_unique<torch::optim::SGD>(
+        std::move(parameters), torch::optim::SGDOptions(config.lr)
+                                   .momentum(config.momentum)
+                                   .weight_decay(config.weight_decay));
+  }
+  if (config.optimizer == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        std::move(parameters),
+        torch::optim::AdamOptions(config.lr).weight_decay(config.weight_decay));
+  }
+  throw UsageError("unknown optimizer '" + config.optimizer + "' (choose sgd or adam)");
+}
+
+}  // namespace mnist_ddp::train

@@ -1,0 +1,15 @@
+// lib/train/parameter_broadcast.hpp — provides: broadcast_parameters, which makes every rank
+// start from rank 0's parameters and buffers.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include "dist/communicator.hpp"
+
+namespace mnist_ddp::train {
+
+/// Copies rank 0's parameters and buffers to every rank, so all replicas start identical even
+/// if they were initialised with different seeds.
+void broadcast_parameters(dist::Communicator& comm, torch::nn::Module& module);
+
+}  // namespace mnist_ddp::train
