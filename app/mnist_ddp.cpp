@@ -34,7 +34,8 @@ int intra_op_threads(const config::TrainConfig& config, const dist::World& world
   return std::max(1, cores / world.local_size());
 }
 
-int run_training(const dist::World& world, const config::TrainConfig& config, Clock::time_point start) {
+int run_training(const dist::World& world, const config::TrainConfig& config,
+                 Clock::time_point start) {
   const int threads = intra_op_threads(config, world);
   torch::set_num_threads(threads);
   const io::Log log(world.rank(), config.log_all_ranks);
@@ -50,9 +51,9 @@ int run_training(const dist::World& world, const config::TrainConfig& config, Cl
                        std::to_string(train_set.size()) + "); run with at most " +
                        std::to_string(train_set.size()) + " ranks");
     }
-    metrics = std::make_unique<io::MetricsWriter>(
-        world.rank() == 0 ? config.metrics_file : std::string(),
-        io::RunFacts{world.size(), "mpi", config.model});
+    metrics =
+        std::make_unique<io::MetricsWriter>(world.rank() == 0 ? config.metrics_file : std::string(),
+                                            io::RunFacts{world.size(), "mpi", config.model});
   });
 
   io::print_banner(log, config);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -21,52 +22,54 @@ constexpr const char* kEnvPrefix = "MNIST_DDP_";
 po::options_description training_options(TrainConfig& config) {
   const TrainConfig defaults;
   po::options_description data("Data");
-  data.add_options()
-      ("data-dir", po::value(&config.data_dir)->default_value(defaults.data_dir),
-       "folder with train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
-       "t10k-labels-idx1-ubyte (each raw or .gz)")
-      ("normalize-mean", po::value(&config.normalize_mean)->default_value(defaults.normalize_mean),
-       "pixel mean subtracted after scaling pixels to [0, 1]")
-      ("normalize-std", po::value(&config.normalize_std)->default_value(defaults.normalize_std),
-       "pixel standard deviation divided out after the mean")
-      ("drop-last", po::value(&config.drop_last)->default_value(defaults.drop_last)->implicit_value(true),
-       "drop the training samples that do not split evenly across ranks instead of padding");
+  data.add_options()(
+      "data-dir", po::value(&config.data_dir)->default_value(defaults.data_dir),
+      "folder with train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
+      "t10k-labels-idx1-ubyte (each raw or .gz)")(
+      "normalize-mean", po::value(&config.normalize_mean)->default_value(defaults.normalize_mean),
+      "pixel mean subtracted after scaling pixels to [0, 1]")(
+      "normalize-std", po::value(&config.normalize_std)->default_value(defaults.normalize_std),
+      "pixel standard deviation divided out after the mean")(
+      "drop-last",
+      po::value(&config.drop_last)->default_value(defaults.drop_last)->implicit_value(true),
+      "drop the training samples that do not split evenly across ranks instead of padding");
 
   po::options_description model("Model and optimization");
-  model.add_options()
-      ("model", po::value(&config.model)->default_value(defaults.model),
-       "network: linear (784-10), mlp (784-256-128-10) or cnn (conv32-conv64-fc128)")
-      ("epochs", po::value(&config.epochs)->default_value(defaults.epochs),
-       "passes over the training set")
-      ("batch-size", po::value(&config.batch_size)->default_value(defaults.batch_size),
-       "training images per step on each rank (global batch = this x ranks)")
-      ("test-batch-size", po::value(&config.test_batch_size)->default_value(defaults.test_batch_size),
-       "evaluation images per step on each rank")
-      ("optimizer", po::value(&config.optimizer)->default_value(defaults.optimizer),
-       "sgd or adam")
-      ("lr", po::value(&config.lr)->default_value(defaults.lr), "learning rate")
-      ("momentum", po::value(&config.momentum)->default_value(defaults.momentum),
-       "SGD momentum, in [0, 1)")
-      ("weight-decay", po::value(&config.weight_decay)->default_value(defaults.weight_decay),
-       "L2 penalty applied by the optimizer")
-      ("seed", po::value(&config.seed)->default_value(defaults.seed),
-       "seed for initialisation and data order; the same on every rank")
-      ("max-steps", po::value(&config.max_steps)->default_value(defaults.max_steps),
-       "stop after this many optimizer steps (0: no limit); the run still evaluates and summarises");
+  model.add_options()(
+      "model", po::value(&config.model)->default_value(defaults.model),
+      "network: linear (784-10), mlp (784-256-128-10) or cnn (conv32-conv64-fc128)")(
+      "epochs", po::value(&config.epochs)->default_value(defaults.epochs),
+      "passes over the training set")(
+      "batch-size", po::value(&config.batch_size)->default_value(defaults.batch_size),
+      "training images per step on each rank (global batch = this x ranks)")(
+      "test-batch-size",
+      po::value(&config.test_batch_size)->default_value(defaults.test_batch_size),
+      "evaluation images per step on each rank")(
+      "optimizer", po::value(&config.optimizer)->default_value(defaults.optimizer), "sgd or adam")(
+      "lr", po::value(&config.lr)->default_value(defaults.lr), "learning rate")(
+      "momentum", po::value(&config.momentum)->default_value(defaults.momentum),
+      "SGD momentum, in [0, 1)")(
+      "weight-decay", po::value(&config.weight_decay)->default_value(defaults.weight_decay),
+      "L2 penalty applied by the optimizer")(
+      "seed", po::value(&config.seed)->default_value(defaults.seed),
+      "seed for initialisation and data order; the same on every rank")(
+      "max-steps", po::value(&config.max_steps)->default_value(defaults.max_steps),
+      "stop after this many optimizer steps (0: no limit); the run still evaluates and summarises");
 
   po::options_description execution("Execution");
-  execution.add_options()
-      ("threads", po::value(&config.threads)->default_value(defaults.threads),
-       "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)");
+  execution.add_options()(
+      "threads", po::value(&config.threads)->default_value(defaults.threads),
+      "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)");
 
   po::options_description output("Output");
-  output.add_options()
-      ("metrics-file", po::value(&config.metrics_file)->default_value(defaults.metrics_file),
-       "write JSON Lines metrics (one object per epoch and a summary) from rank 0 to this file")
-      ("log-all-ranks", po::value(&config.log_all_ranks)->default_value(defaults.log_all_ranks)->implicit_value(true),
-       "let every rank log, prefixed with its rank, not only rank 0")
-      ("min-accuracy", po::value(&config.min_accuracy)->default_value(defaults.min_accuracy),
-       "exit with code 1 when the final test accuracy (0..1) is below this");
+  output.add_options()(
+      "metrics-file", po::value(&config.metrics_file)->default_value(defaults.metrics_file),
+      "write JSON Lines metrics (one object per epoch and a summary) from rank 0 to this file")(
+      "log-all-ranks",
+      po::value(&config.log_all_ranks)->default_value(defaults.log_all_ranks)->implicit_value(true),
+      "let every rank log, prefixed with its rank, not only rank 0")(
+      "min-accuracy", po::value(&config.min_accuracy)->default_value(defaults.min_accuracy),
+      "exit with code 1 when the final test accuracy (0..1) is below this");
 
   po::options_description all;
   all.add(data).add(model).add(execution).add(output);
@@ -76,12 +79,11 @@ po::options_description training_options(TrainConfig& config) {
 /// Options that only make sense on the command line.
 po::options_description command_line_only(std::string& config_file) {
   po::options_description general("General");
-  general.add_options()
-      ("help,h", "print this help and exit")
-      ("version", "print the versions of mnist_ddp, LibTorch, MPI, NCCL, CUDA and BLAS, and exit")
-      ("config", po::value(&config_file),
-       "read options from this file (lines of name = value, names as the long options); "
-       "the command line and MNIST_DDP_* environment variables take precedence");
+  general.add_options()("help,h", "print this help and exit")(
+      "version", "print the versions of mnist_ddp, LibTorch, MPI, NCCL, CUDA and BLAS, and exit")(
+      "config", po::value(&config_file),
+      "read options from this file (lines of name = value, names as the long options); "
+      "the command line and MNIST_DDP_* environment variables take precedence");
   return general;
 }
 
@@ -95,6 +97,18 @@ std::string environment_name_to_option(const po::options_description& options,
     return c == '_' ? '-' : static_cast<char>(std::tolower(c));
   });
   return options.find_nothrow(name, /*approx=*/false) != nullptr ? name : "";
+}
+
+void store_environment(const po::options_description& options, po::variables_map& values) {
+  try {
+    po::store(po::parse_environment(options,
+                                    [&options](const std::string& variable) {
+                                      return environment_name_to_option(options, variable);
+                                    }),
+              values);
+  } catch (const po::error& e) {
+    throw UsageError(std::string("in the ") + kEnvPrefix + "* environment variables: " + e.what());
+  }
 }
 
 void store_config_file(const std::string& path, const po::options_description& options,
@@ -120,7 +134,12 @@ Command parse_command(int argc, const char* const argv[]) {
 
   po::variables_map values;
   try {
-    po::store(po::parse_command_line(argc, argv, command_line), values);
+    // No positional options: a stray word ("mnist_ddp cnn") is an error, not silently ignored.
+    po::store(po::command_line_parser(argc, argv)
+                  .options(command_line)
+                  .positional(po::positional_options_description())
+                  .run(),
+              values);
     if (values.count("help")) {
       command.action = Action::kHelp;
       return command;
@@ -129,11 +148,7 @@ Command parse_command(int argc, const char* const argv[]) {
       command.action = Action::kVersion;
       return command;
     }
-    po::store(po::parse_environment(training,
-                                    [&training](const std::string& variable) {
-                                      return environment_name_to_option(training, variable);
-                                    }),
-              values);
+    store_environment(training, values);
     if (values.count("config")) {
       store_config_file(values["config"].as<std::string>(), training, values);
     }
@@ -151,7 +166,8 @@ std::string help_text() {
   po::options_description all(
       "mnist_ddp: data-parallel MNIST training over MPI\n\n"
       "Usage: mpirun -np N mnist_ddp [options]\n"
-      "Every option can also be set as MNIST_DDP_<NAME> (e.g. MNIST_DDP_BATCH_SIZE=128) or in a\n"
+      "Every option but --config can also be set as MNIST_DDP_<NAME> (e.g. "
+      "MNIST_DDP_BATCH_SIZE=128) or in a\n"
       "--config file; the command line wins over the environment, which wins over the file.\n"
       "Exit codes: 0 done, 1 other failure (or accuracy below --min-accuracy), 2 bad usage,\n"
       "3 bad or missing data, 4 bad checkpoint, 5 communication failure",
@@ -164,6 +180,13 @@ std::string help_text() {
 
 namespace {
 
+void require_finite(double value, const char* option) {
+  if (!std::isfinite(value)) {
+    throw UsageError(std::string("--") + option + " must be a finite number (got " +
+                     std::to_string(value) + ")");
+  }
+}
+
 template <typename T>
 void require(bool ok, const char* option, const char* rule, const T& value) {
   if (ok) return;
@@ -175,6 +198,11 @@ void require(bool ok, const char* option, const char* rule, const T& value) {
 }  // namespace
 
 void validate(const TrainConfig& c) {
+  require_finite(c.lr, "lr");
+  require_finite(c.momentum, "momentum");
+  require_finite(c.weight_decay, "weight-decay");
+  require_finite(c.normalize_mean, "normalize-mean");
+  require_finite(c.normalize_std, "normalize-std");
   require(c.model == "linear" || c.model == "mlp" || c.model == "cnn", "model",
           "one of linear, mlp, cnn", c.model);
   require(c.optimizer == "sgd" || c.optimizer == "adam", "optimizer", "one of sgd, adam",
@@ -189,8 +217,7 @@ void validate(const TrainConfig& c) {
   require(c.max_steps >= 0, "max-steps", "at least 0", c.max_steps);
   require(c.threads >= 0, "threads", "at least 0", c.threads);
   require(c.normalize_std > 0, "normalize-std", "greater than 0", c.normalize_std);
-  require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]",
-          c.min_accuracy);
+  require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]", c.min_accuracy);
   require(c.optimizer == "sgd" || c.momentum == 0, "momentum",
           "0 with --optimizer adam (Adam has no momentum option; use sgd)", c.momentum);
 }

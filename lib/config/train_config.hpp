@@ -12,7 +12,7 @@ struct TrainConfig {
   std::string data_dir = "data/mnist";  // folder with the four MNIST IDX files, raw or .gz
   double normalize_mean = 0.1307;       // MNIST pixel mean, applied after scaling to [0, 1]
   double normalize_std = 0.3081;        // MNIST pixel standard deviation
-  bool drop_last = false;  // drop the tail that does not split evenly across ranks
+  bool drop_last = false;               // drop the tail that does not split evenly across ranks
 
   // Model and optimization
   std::string model = "linear";   // linear | mlp | cnn

@@ -30,7 +30,8 @@ at::Tensor epoch_permutation(std::int64_t n, std::int64_t seed, std::int64_t epo
   at::Tensor order = at::arange(n, at::kLong);
   auto* index = order.data_ptr<std::int64_t>();
   for (std::int64_t i = n - 1; i > 0; --i) {
-    const auto j = static_cast<std::int64_t>(uniform_below(engine, static_cast<std::uint64_t>(i) + 1));
+    const auto j =
+        static_cast<std::int64_t>(uniform_below(engine, static_cast<std::uint64_t>(i) + 1));
     std::swap(index[i], index[j]);
   }
   return order;

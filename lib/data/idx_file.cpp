@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -39,15 +40,38 @@ std::int64_t read_bytes(gzFile file, const std::string& path, void* into, std::i
     // gzread takes an unsigned int length; read in chunks well below its limit.
     const auto chunk = static_cast<unsigned>(std::min<std::int64_t>(size - done, 1 << 30));
     const int got = gzread(file, out + done, chunk);
-    if (got < 0) {
-      int zerr = 0;
-      const char* text = gzerror(file, &zerr);
-      fail(path, std::string("corrupt gzip data (") + text + ")");
+    // At the end of the data zlib reports a gzip stream cut short (even one that lacks only its
+    // CRC trailer) through gzerror, not through the return value.
+    int zerr = Z_OK;
+    const std::string text = gzerror(file, &zerr);
+    if (got < 0 || (got == 0 && zerr != Z_OK)) {
+      // zlib prefixes its message with the path, which ours already starts with.
+      const std::string reason =
+          text.compare(0, path.size() + 2, path + ": ") == 0 ? text.substr(path.size() + 2) : text;
+      fail(path, "corrupt gzip data (" + reason + ")");
     }
     if (got == 0) break;
     done += got;
   }
   return done;
+}
+
+/// zlib verifies the CRC trailer when it reads one, but a file cut exactly before its trailer
+/// reads to the end without complaint. The last 4 bytes of a gzip file are the data length
+/// modulo 2^32; if they do not match, the trailer is missing or the file has been altered.
+void check_gzip_length_trailer(const std::string& path, std::int64_t uncompressed_bytes) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  std::array<unsigned char, 4> tail{};
+  if (file.tellg() < 4 || !file.seekg(-4, std::ios::end) ||
+      !file.read(reinterpret_cast<char*>(tail.data()), tail.size())) {
+    fail(path, "corrupt gzip data (cannot read its length trailer)");
+  }
+  const std::uint32_t length = std::uint32_t{tail[0]} | (std::uint32_t{tail[1]} << 8) |
+                               (std::uint32_t{tail[2]} << 16) | (std::uint32_t{tail[3]} << 24);
+  if (length != static_cast<std::uint32_t>(uncompressed_bytes)) {
+    fail(path, "corrupt gzip data (its length trailer says " + std::to_string(length) +
+                   " bytes, the stream holds " + std::to_string(uncompressed_bytes) + ")");
+  }
 }
 
 std::uint32_t big_endian(const unsigned char* bytes) {
@@ -110,6 +134,7 @@ IdxArray read_idx(const std::string& path) {
     fail(path, "trailing bytes after the " + std::to_string(total) +
                    " bytes of data the header declares");
   }
+  if (gzdirect(file.get()) == 0) check_gzip_length_trailer(path, 4 + 4 * ndims + total);
   return array;
 }
 

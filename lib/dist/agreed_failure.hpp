@@ -13,8 +13,7 @@ namespace mnist_ddp::dist {
 /// Thrown on every rank after a failure that all ranks agreed on; the message has already been
 /// printed. `code` is the exit code every rank should return.
 struct AgreedFailure : std::runtime_error {
-  explicit AgreedFailure(int exit_code)
-      : std::runtime_error("agreed failure"), code(exit_code) {}
+  explicit AgreedFailure(int exit_code) : std::runtime_error("agreed failure"), code(exit_code) {}
   int code;
 };
 

@@ -13,8 +13,8 @@ void check_mpi(int result, const char* expression, const char* file, int line) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
   MPI_Error_string(result, text.data(), &length);
-  throw CommError(std::string(expression) + " failed: " + std::string(text.data(), length) +
-                  " @ " + file + ":" + std::to_string(line));
+  throw CommError(std::string(expression) + " failed: " + std::string(text.data(), length) + " @ " +
+                  file + ":" + std::to_string(line));
 }
 
 }  // namespace mnist_ddp::dist

@@ -41,9 +41,7 @@ World::~World() {
   if (!finalized) MPI_Finalize();
 }
 
-std::string World::label() const {
-  return "[rank " + std::to_string(rank_) + "@" + host_ + "]";
-}
+std::string World::label() const { return "[rank " + std::to_string(rank_) + "@" + host_ + "]"; }
 
 void World::abort(int code) const {
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -26,22 +26,20 @@ void print_banner(const Log& log, const config::TrainConfig& c) {
   log.line("#   %-18s %s", "metrics_file", c.metrics_file.empty() ? "-" : c.metrics_file.c_str());
 }
 
-void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout,
-                  int node_count) {
+void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout, int node_count) {
   log.line("# layout: %zu rank%s on %d node%s", layout.size(), layout.size() == 1 ? "" : "s",
            node_count, node_count == 1 ? "" : "s");
   log.line("# %6s  %-24s %10s  %-8s %7s", "rank", "host", "local_rank", "device", "threads");
   for (const dist::RankPlacement& p : layout) {
-    log.line("# %6d  %-24s %10d  %-8s %7d", p.rank, p.host.c_str(), p.local_rank,
-             p.device.c_str(), p.threads);
+    log.line("# %6d  %-24s %10d  %-8s %7d", p.rank, p.host.c_str(), p.local_rank, p.device.c_str(),
+             p.threads);
   }
 }
 
 void print_epoch_header(const Log& log) {
   log.line("# %5s %8s %11s %10s %9s %11s %8s %8s", "epoch", "step", "train_loss", "test_loss",
            "test_acc", "throughput", "train", "elapsed");
-  log.line("# %5s %8s %11s %10s %9s %11s %8s %8s", "", "", "", "", "(%)", "(img/s)", "(s)",
-           "(s)");
+  log.line("# %5s %8s %11s %10s %9s %11s %8s %8s", "", "", "", "", "(%)", "(img/s)", "(s)", "(s)");
 }
 
 void print_epoch(const Log& log, const train::EpochReport& r) {

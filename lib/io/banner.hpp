@@ -15,8 +15,7 @@ namespace mnist_ddp::io {
 void print_banner(const Log& log, const config::TrainConfig& config);
 
 /// One line per rank, in rank order, with the number of nodes.
-void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout,
-                  int node_count);
+void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout, int node_count);
 
 /// The header of the per-epoch table, with units.
 void print_epoch_header(const Log& log);

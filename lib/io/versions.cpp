@@ -57,12 +57,8 @@ std::string loaded_blas() {
 
 std::vector<std::pair<std::string, std::string>> component_versions() {
   return {
-      {"mnist_ddp", MNIST_DDP_VERSION},
-      {"LibTorch", TORCH_VERSION},
-      {"MPI", mpi_library_version()},
-      {"NCCL", "not built in"},
-      {"CUDA", "not built in"},
-      {"BLAS", loaded_blas()},
+      {"mnist_ddp", MNIST_DDP_VERSION}, {"LibTorch", TORCH_VERSION}, {"MPI", mpi_library_version()},
+      {"NCCL", "not built in"},         {"CUDA", "not built in"},    {"BLAS", loaded_blas()},
   };
 }
 

@@ -13,19 +13,21 @@ EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
   model.eval();
 
   const at::Tensor shard = at::arange(comm.rank(), dataset.size(), comm.size(), at::kLong);
-  // Sums in double so the totals do not depend on how the set is split into batches and ranks
-  // beyond the last bits.
+  // Losses in double, so the total does not depend on how the set is split into batches and
+  // ranks beyond the last bits of a double.
   at::Tensor loss_sum = at::zeros({}, at::kDouble);
   at::Tensor correct = at::zeros({}, at::kLong);
   for (std::int64_t start = 0; start < shard.size(0); start += batch_size) {
-    const data::Batch batch =
-        batches.make(shard.narrow(0, start, std::min<std::int64_t>(batch_size, shard.size(0) - start)));
+    const data::Batch batch = batches.make(
+        shard.narrow(0, start, std::min<std::int64_t>(batch_size, shard.size(0) - start)));
     const at::Tensor logits = model.forward(batch.inputs);
-    loss_sum += at::cross_entropy_loss(logits, batch.targets, {}, at::Reduction::Sum);
+    loss_sum +=
+        at::cross_entropy_loss(logits.to(at::kDouble), batch.targets, {}, at::Reduction::Sum);
     correct += logits.argmax(1).eq(batch.targets).sum();
   }
-  at::Tensor totals = at::stack({loss_sum, correct.to(at::kDouble),
-                                 at::scalar_tensor(static_cast<double>(shard.size(0)), at::kDouble)});
+  at::Tensor totals =
+      at::stack({loss_sum, correct.to(at::kDouble),
+                 at::scalar_tensor(static_cast<double>(shard.size(0)), at::kDouble)});
   comm.all_reduce(totals, dist::ReduceOp::kSum);
   if (was_training) model.train();
 

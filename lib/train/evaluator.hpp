@@ -11,10 +11,10 @@
 namespace mnist_ddp::train {
 
 struct EvalResult {
-  double loss = 0;          // mean cross-entropy over the whole set
-  double accuracy = 0;      // correct / count, in [0, 1]
+  double loss = 0;      // mean cross-entropy over the whole set
+  double accuracy = 0;  // correct / count, in [0, 1]
   std::int64_t correct = 0;
-  std::int64_t count = 0;   // every sample exactly once, whatever the world size
+  std::int64_t count = 0;  // every sample exactly once, whatever the world size
 };
 
 /// Rank r evaluates samples r, r + W, ... (no padding), then one allreduce sums loss and

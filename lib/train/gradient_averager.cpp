@@ -9,8 +9,8 @@ GradientAverager::GradientAverager(dist::Communicator& comm, std::vector<at::Ten
     : comm_(comm), parameters_(std::move(parameters)) {
   std::int64_t total = 0;
   for (const at::Tensor& p : parameters_) total += p.numel();
-  flat_ = at::empty({total}, parameters_.empty() ? at::TensorOptions(at::kFloat)
-                                                 : parameters_.front().options());
+  flat_ = at::empty(
+      {total}, parameters_.empty() ? at::TensorOptions(at::kFloat) : parameters_.front().options());
 }
 
 void GradientAverager::average() {

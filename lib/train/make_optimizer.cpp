@@ -11,10 +11,10 @@ namespace mnist_ddp::train {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::TrainConfig& config,
                                                         std::vector<at::Tensor> parameters) {
   if (config.optimizer == "sgd") {
-    return std::make_unique<torch::optim::SGD>(
-        std::move(parameters), torch::optim::SGDOptions(config.lr)
-                                   .momentum(config.momentum)
-                                   .weight_decay(config.weight_decay));
+    return std::make_unique<torch::optim::SGD>(std::move(parameters),
+                                               torch::optim::SGDOptions(config.lr)
+                                                   .momentum(config.momentum)
+                                                   .weight_decay(config.weight_decay));
   }
   if (config.optimizer == "adam") {
     return std::make_unique<torch::optim::Adam>(

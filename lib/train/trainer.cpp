@@ -69,8 +69,9 @@ EpochReport Trainer::train_epoch(std::int64_t epoch, std::int64_t step_limit) {
     images += size;
   }
 
-  at::Tensor totals = at::stack({loss_sum, at::scalar_tensor(static_cast<double>(steps), at::kDouble),
-                                 at::scalar_tensor(static_cast<double>(images), at::kDouble)});
+  at::Tensor totals =
+      at::stack({loss_sum, at::scalar_tensor(static_cast<double>(steps), at::kDouble),
+                 at::scalar_tensor(static_cast<double>(images), at::kDouble)});
   comm_.all_reduce(totals, dist::ReduceOp::kSum);
 
   EpochReport report;

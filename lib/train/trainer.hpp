@@ -20,15 +20,15 @@ namespace mnist_ddp::train {
 
 /// What one epoch did, reduced over all ranks (identical on every rank).
 struct EpochReport {
-  std::int64_t epoch = 0;        // 1-based
-  std::int64_t step = 0;         // optimizer steps since the start of training
-  bool complete = true;          // false when --max-steps ended the epoch early
-  double train_loss = 0;         // mean of the per-step losses, averaged over ranks
-  EvalResult test;               // evaluation on the test set after the epoch
-  std::int64_t images = 0;       // training images of this epoch, all ranks together
-  double train_seconds = 0;      // training time of the epoch, excluding evaluation
-  double images_per_sec = 0;     // images / train_seconds: global throughput
-  double elapsed_seconds = 0;    // since the start of training
+  std::int64_t epoch = 0;      // 1-based
+  std::int64_t step = 0;       // optimizer steps since the start of training
+  bool complete = true;        // false when --max-steps ended the epoch early
+  double train_loss = 0;       // mean of the per-step losses, averaged over ranks
+  EvalResult test;             // evaluation on the test set after the epoch
+  std::int64_t images = 0;     // training images of this epoch, all ranks together
+  double train_seconds = 0;    // training time of the epoch, excluding evaluation
+  double images_per_sec = 0;   // images / train_seconds: global throughput
+  double elapsed_seconds = 0;  // since the start of training
 };
 
 /// The run as a whole.

@@ -1,0 +1,79 @@
+# tests/e2e/e2e_lib.sh — shared helpers of the end-to-end tests; source it.
+# Needs MNIST_DDP_BIN (the program) and MNIST_DDP_SOURCE_DIR (the repository), set by ctest.
+set -euo pipefail
+
+: "${MNIST_DDP_BIN:?set MNIST_DDP_BIN to the mnist_ddp executable}"
+: "${MNIST_DDP_SOURCE_DIR:?set MNIST_DDP_SOURCE_DIR to the repository}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+FASHION_DIR=/usr/share/datasets/fashion-mnist
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+FAILURES=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  FAILURES=$((FAILURES + 1))
+}
+
+pass() { echo "ok: $*"; }
+
+# run_mpi RANKS ARGS...: runs the program under mpirun with a time limit; stdout and stderr go
+# to $WORK/out and $WORK/err; sets STATUS to the exit code.
+run_mpi() {
+  local ranks=$1
+  shift
+  STATUS=0
+  timeout 300 mpirun -np "$ranks" --oversubscribe "$MNIST_DDP_BIN" "$@" \
+    >"$WORK/out" 2>"$WORK/err" || STATUS=$?
+}
+
+# expect_exit CODE WHAT: checks STATUS.
+expect_exit() {
+  if [[ $STATUS -eq $1 ]]; then pass "$2: exit $1"; else
+    fail "$2: exit $STATUS, expected $1"
+    sed 's/^/  | /' "$WORK/err" "$WORK/out" | tail -20 >&2
+  fi
+}
+
+# expect_once FILE TEXT WHAT: TEXT appears on exactly one line of $WORK/FILE.
+expect_once() {
+  local count
+  count=$(grep -cF -- "$2" "$WORK/$1" || true)
+  if [[ $count -eq 1 ]]; then pass "$3: '$2' once in $1"; else
+    fail "$3: '$2' appears $count times in $1, expected once"
+    sed 's/^/  | /' "$WORK/$1" | tail -20 >&2
+  fi
+}
+
+# write_idx FILE MAGIC DIMS... : writes an IDX file with the given header and a payload of
+# product(DIMS) bytes (value i % 256 for images, i % 10 for 1-d label files).
+write_idx() {
+  python3 - "$@" <<'PY'
+import struct, sys
+path, magic, dims = sys.argv[1], int(sys.argv[2], 0), [int(d) for d in sys.argv[3:]]
+count = 1
+for d in dims:
+    count *= d
+payload = bytes(i % 10 for i in range(count)) if len(dims) == 1 else bytes(i % 256 for i in range(count))
+with open(path, "wb") as f:
+    f.write(struct.pack(">I", magic) + b"".join(struct.pack(">I", d) for d in dims) + payload)
+PY
+}
+
+# write_dataset DIR TRAIN TEST: a valid tiny MNIST folder.
+write_dataset() {
+  mkdir -p "$1"
+  write_idx "$1/train-images-idx3-ubyte" 0x803 "$2" 28 28
+  write_idx "$1/train-labels-idx1-ubyte" 0x801 "$2"
+  write_idx "$1/t10k-images-idx3-ubyte" 0x803 "$3" 28 28
+  write_idx "$1/t10k-labels-idx1-ubyte" 0x801 "$3"
+}
+
+finish() {
+  if [[ $FAILURES -gt 0 ]]; then
+    echo "$FAILURES check(s) failed" >&2
+    exit 1
+  fi
+  echo "all checks passed"
+}

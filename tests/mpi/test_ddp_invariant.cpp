@@ -1,0 +1,99 @@
+// tests/mpi/test_ddp_invariant.cpp — the data-parallel invariant: N ranks with batch B take the
+// same steps as one rank with batch N*B on the same data, so they end with the same parameters.
+#include <doctest/doctest.h>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "dist/mpi_communicator.hpp"
+#include "model/classifier.hpp"
+#include "mpi_test_world.hpp"
+#include "synthetic_dataset.hpp"
+#include "train/trainer.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+constexpr int kBatch = 8;
+constexpr int kSteps = 5;
+// Divisible by N * kBatch for N = 2, 3, 4, so no rank needs padding.
+constexpr std::int64_t kTrainSize = 960;
+
+/// All parameters of `model` as one flat vector.
+at::Tensor flat_parameters(model::Classifier& model) {
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& p : model.parameters()) flat.push_back(p.detach().reshape({-1}));
+  return at::cat(flat);
+}
+
+/// Trains a fresh model for kSteps steps of `batch` images per rank over `comm`.
+at::Tensor train_parameters(const config::TrainConfig& base, dist::Communicator& comm, int batch,
+                            const data::Dataset& train_set, const data::Dataset& test_set) {
+  config::TrainConfig config = base;
+  config.batch_size = batch;
+  torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+  const auto model = model::make_model(config.model);
+  Trainer trainer(config, comm, *model, train_set, test_set);
+  const TrainSummary summary = trainer.run([](const EpochReport&) {});
+  CHECK(summary.steps == kSteps);
+  return flat_parameters(*model);
+}
+
+void check_invariant(const config::TrainConfig& config) {
+  const dist::World& world = testing::test_world();
+  dist::MpiCommunicator everyone(world.comm());
+  dist::MpiCommunicator alone(MPI_COMM_SELF);
+  const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/11);
+  const data::Dataset test_set = testing::synthetic_dataset(64, /*seed=*/12);
+
+  const at::Tensor distributed = train_parameters(config, everyone, kBatch, train_set, test_set);
+  const at::Tensor single =
+      train_parameters(config, alone, kBatch * world.size(), train_set, test_set);
+  torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+  const at::Tensor initial = flat_parameters(*model::make_model(config.model));
+
+  const double difference = (distributed - single).abs().max().item<double>();
+  const double moved = (single - initial).abs().max().item<double>();
+  CAPTURE(difference);
+  CAPTURE(moved);
+  CHECK(difference < 1e-5);
+  CHECK(moved > 1e-3);  // training really changed the parameters
+}
+
+config::TrainConfig invariant_config() {
+  config::TrainConfig config;
+  config.model = "linear";
+  config.epochs = 1;
+  config.max_steps = kSteps;
+  config.lr = 0.05;
+  config.seed = 7;
+  return config;
+}
+
+TEST_CASE("N ranks with batch B match one rank with batch N*B: linear, SGD") {
+  check_invariant(invariant_config());
+}
+
+TEST_CASE("N ranks with batch B match one rank with batch N*B: mlp, SGD with momentum") {
+  config::TrainConfig config = invariant_config();
+  config.model = "mlp";
+  config.momentum = 0.9;
+  check_invariant(config);
+}
+
+TEST_CASE("parameters are broadcast from rank 0 even when ranks initialise differently") {
+  const dist::World& world = testing::test_world();
+  dist::MpiCommunicator everyone(world.comm());
+  const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/11);
+  config::TrainConfig config = invariant_config();
+  torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
+  const auto model = model::make_model(config.model);
+  Trainer trainer(config, everyone, *model, train_set, train_set);
+  at::Tensor mine = flat_parameters(*model);
+  at::Tensor rank0 = mine.clone();
+  everyone.broadcast(rank0, /*root=*/0);
+  CHECK(at::equal(mine, rank0));
+}
+
+}  // namespace
+}  // namespace mnist_ddp::train

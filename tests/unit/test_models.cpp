@@ -1,0 +1,75 @@
+// tests/unit/test_models.cpp — make_model: output shapes, exact parameter counts, seeded
+// initialisation, and unknown names.
+#include <ATen/ATen.h>
+#include <doctest/doctest.h>
+#include <torch/utils.h>
+
+#include "common/error.hpp"
+#include "idx_writer.hpp"
+#include "model/classifier.hpp"
+
+namespace mnist_ddp::testing {
+namespace {
+
+using model::make_model;
+
+/// Scalars in all of the network's parameters.
+std::int64_t parameter_count(model::Classifier& net) {
+  std::int64_t count = 0;
+  for (const at::Tensor& p : net.parameters()) count += p.numel();
+  return count;
+}
+
+/// True when both networks hold the same parameters, value for value.
+bool same_parameters(model::Classifier& a, model::Classifier& b) {
+  const auto pa = a.parameters();
+  const auto pb = b.parameters();
+  if (pa.size() != pb.size()) return false;
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    if (!at::equal(pa[i], pb[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_SUITE("make_model") {
+  TEST_CASE("every network maps (B, 1, 28, 28) to (B, 10) with the expected parameter count") {
+    const std::vector<std::pair<const char*, std::int64_t>> nets = {
+        {"linear", 784 * 10 + 10},
+        {"mlp", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
+        // conv1 3x3x32 + 32, conv2 3x3x32x64 + 64, fc1 9216x128 + 128, fc2 128x10 + 10.
+        {"cnn", 320 + 18496 + 1179776 + 1290},
+    };
+    for (const auto& [name, parameters] : nets) {
+      CAPTURE(name);
+      const auto net = make_model(name);
+      CHECK(parameter_count(*net) == parameters);
+      const at::Tensor logits = net->forward(at::randn({3, 1, 28, 28}));
+      CHECK(logits.sizes().vec() == std::vector<std::int64_t>{3, 10});
+      CHECK(logits.dtype() == at::kFloat);
+    }
+  }
+
+  TEST_CASE("the same global seed gives the same initial parameters") {
+    for (const char* name : {"linear", "mlp", "cnn"}) {
+      CAPTURE(name);
+      torch::manual_seed(7);
+      const auto first = make_model(name);
+      torch::manual_seed(7);
+      const auto again = make_model(name);
+      torch::manual_seed(8);
+      const auto other = make_model(name);
+      CHECK(same_parameters(*first, *again));
+      CHECK_FALSE(same_parameters(*first, *other));
+    }
+  }
+
+  TEST_CASE("an unknown name is a usage error that names it") {
+    const std::string message = error_message<UsageError>([] { make_model("resnet"); });
+    INFO("message: ", message);
+    CHECK(contains(message, "unknown model 'resnet'"));
+  }
+}
+
+}  // namespace mnist_ddp::testing

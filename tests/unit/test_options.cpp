@@ -1,0 +1,245 @@
+// tests/unit/test_options.cpp — parse_command: defaults, every option, the precedence of command
+// line over MNIST_DDP_* variables over the --config file, and every validation rule.
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "common/error.hpp"
+#include "config/options.hpp"
+#include "idx_writer.hpp"
+
+namespace mnist_ddp::testing {
+namespace {
+
+using config::Action;
+using config::Command;
+using config::parse_command;
+using config::TrainConfig;
+
+/// Parses `args` as if given after the program name.
+Command parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "mnist_ddp");
+  return parse_command(static_cast<int>(args.size()), args.data());
+}
+
+/// The UsageError message for `args`.
+std::string usage_error(const std::vector<const char*>& args) {
+  return error_message<UsageError>([&] { parse(args); });
+}
+
+/// Sets an environment variable for the lifetime of the object, then restores the old state,
+/// so no test leaks configuration into the next.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, /*overwrite=*/1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_.c_str(), old_->c_str(), /*overwrite=*/1);
+    } else {
+      unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+/// Checks every field of `got` against `want`.
+void check_same(const TrainConfig& got, const TrainConfig& want) {
+  CHECK(got.data_dir == want.data_dir);
+  CHECK(got.normalize_mean == want.normalize_mean);
+  CHECK(got.normalize_std == want.normalize_std);
+  CHECK(got.drop_last == want.drop_last);
+  CHECK(got.model == want.model);
+  CHECK(got.epochs == want.epochs);
+  CHECK(got.batch_size == want.batch_size);
+  CHECK(got.test_batch_size == want.test_batch_size);
+  CHECK(got.optimizer == want.optimizer);
+  CHECK(got.lr == want.lr);
+  CHECK(got.momentum == want.momentum);
+  CHECK(got.weight_decay == want.weight_decay);
+  CHECK(got.seed == want.seed);
+  CHECK(got.max_steps == want.max_steps);
+  CHECK(got.threads == want.threads);
+  CHECK(got.metrics_file == want.metrics_file);
+  CHECK(got.log_all_ranks == want.log_all_ranks);
+  CHECK(got.min_accuracy == want.min_accuracy);
+}
+
+}  // namespace
+
+TEST_SUITE("parse_command") {
+  TEST_CASE("no arguments give the defaults of TrainConfig") {
+    const Command command = parse({});
+    CHECK(command.action == Action::kTrain);
+    check_same(command.config, TrainConfig{});
+  }
+
+  TEST_CASE("every option is read from the command line") {
+    const Command command = parse({"--data-dir",
+                                   "/data/x",
+                                   "--normalize-mean",
+                                   "0.5",
+                                   "--normalize-std",
+                                   "0.25",
+                                   "--drop-last",
+                                   "--model",
+                                   "cnn",
+                                   "--epochs",
+                                   "3",
+                                   "--batch-size",
+                                   "128",
+                                   "--test-batch-size",
+                                   "500",
+                                   "--optimizer",
+                                   "adam",
+                                   "--lr",
+                                   "0.001",
+                                   "--weight-decay",
+                                   "0.0005",
+                                   "--seed",
+                                   "42",
+                                   "--max-steps",
+                                   "100",
+                                   "--threads",
+                                   "2",
+                                   "--metrics-file",
+                                   "m.jsonl",
+                                   "--log-all-ranks",
+                                   "--min-accuracy",
+                                   "0.9"});
+    TrainConfig want;
+    want.data_dir = "/data/x";
+    want.normalize_mean = 0.5;
+    want.normalize_std = 0.25;
+    want.drop_last = true;
+    want.model = "cnn";
+    want.epochs = 3;
+    want.batch_size = 128;
+    want.test_batch_size = 500;
+    want.optimizer = "adam";
+    want.lr = 0.001;
+    want.weight_decay = 0.0005;
+    want.seed = 42;
+    want.max_steps = 100;
+    want.threads = 2;
+    want.metrics_file = "m.jsonl";
+    want.log_all_ranks = true;
+    want.min_accuracy = 0.9;
+    check_same(command.config, want);
+    // Momentum cannot join the list above: it is refused with adam.
+    CHECK(parse({"--momentum", "0.9"}).config.momentum == 0.9);
+  }
+
+  TEST_CASE("--help and --version ask for those actions") {
+    CHECK(parse({"--help"}).action == Action::kHelp);
+    CHECK(parse({"-h"}).action == Action::kHelp);
+    CHECK(parse({"--version"}).action == Action::kVersion);
+  }
+
+  TEST_CASE("MNIST_DDP_* variables are used and the command line wins over them") {
+    ScopedEnv batch("MNIST_DDP_BATCH_SIZE", "256");
+    ScopedEnv data_dir("MNIST_DDP_DATA_DIR", "/env/data");
+    ScopedEnv epochs("MNIST_DDP_EPOCHS", "9");
+    ScopedEnv unrelated("MNIST_DDP_NOT_AN_OPTION", "whatever");  // ignored, not an error
+    const TrainConfig config = parse({"--epochs", "2"}).config;
+    CHECK(config.batch_size == 256);
+    CHECK(config.data_dir == "/env/data");
+    CHECK(config.epochs == 2);
+  }
+
+  TEST_CASE("--config values are used; the environment and command line win over them") {
+    TempDir dir;
+    const std::string path = dir.file("run.cfg");
+    const std::string text = "epochs = 7\nbatch-size = 32\nlr = 0.5\nmodel = mlp\n";
+    write_file(path, Bytes(text.begin(), text.end()));
+    ScopedEnv batch("MNIST_DDP_BATCH_SIZE", "16");
+    ScopedEnv lr("MNIST_DDP_LR", "0.2");
+    const TrainConfig config = parse({"--config", path.c_str(), "--lr", "0.3"}).config;
+    CHECK(config.model == "mlp");    // file only
+    CHECK(config.epochs == 7);       // file only
+    CHECK(config.batch_size == 16);  // environment over file
+    CHECK(config.lr == 0.3);         // command line over environment and file
+  }
+
+  TEST_CASE("unknown options, bad config files and non-numbers are usage errors") {
+    CHECK(contains(usage_error({"--bogus", "1"}), "--bogus"));
+    CHECK(contains(usage_error({"--epochs", "three"}), "--epochs"));
+    CHECK(contains(usage_error({"--epochs", "three"}), "three"));
+
+    TempDir dir;
+    const std::string missing = dir.file("absent.cfg");
+    CHECK(contains(usage_error({"--config", missing.c_str()}),
+                   "cannot open --config file '" + missing + "'"));
+
+    const std::string unknown_key = dir.file("unknown.cfg");
+    const std::string text = "color = 1\n";
+    write_file(unknown_key, Bytes(text.begin(), text.end()));
+    const std::string message = usage_error({"--config", unknown_key.c_str()});
+    INFO("message: ", message);
+    CHECK(contains(message, unknown_key));
+    CHECK(contains(message, "color"));
+  }
+
+  // A mistyped "--epochs 3 7" must not train with 3 epochs and say nothing.
+  TEST_CASE("stray positional arguments are usage errors") {
+    CHECK_THROWS_AS(parse({"--epochs", "3", "7"}), UsageError);
+    CHECK_THROWS_AS(parse({"cnn"}), UsageError);
+  }
+
+  TEST_CASE("each validation rule names the option and the value") {
+    struct Rule {
+      std::vector<const char*> args;
+      const char* option;
+      const char* got;
+    };
+    const std::vector<Rule> rules = {
+        {{"--batch-size", "0"}, "--batch-size", "(got 0)"},
+        {{"--test-batch-size", "0"}, "--test-batch-size", "(got 0)"},
+        {{"--epochs", "0"}, "--epochs", "(got 0)"},
+        {{"--lr", "0"}, "--lr", "(got 0)"},
+        {{"--lr=-0.5"}, "--lr", "(got -0.5)"},
+        {{"--momentum", "1"}, "--momentum", "(got 1)"},
+        {{"--weight-decay=-1"}, "--weight-decay", "(got -1)"},
+        {{"--model", "resnet"}, "--model", "(got resnet)"},
+        {{"--optimizer", "rmsprop"}, "--optimizer", "(got rmsprop)"},
+        {{"--seed=-1"}, "--seed", "(got -1)"},
+        {{"--max-steps=-1"}, "--max-steps", "(got -1)"},
+        {{"--threads=-1"}, "--threads", "(got -1)"},
+        {{"--normalize-std", "0"}, "--normalize-std", "(got 0)"},
+        {{"--min-accuracy", "1.5"}, "--min-accuracy", "(got 1.5)"},
+        {{"--optimizer", "adam", "--momentum", "0.9"}, "--momentum", "(got 0.9)"},
+    };
+    for (const Rule& rule : rules) {
+      const std::string message = usage_error(rule.args);
+      INFO("message: ", message);
+      CHECK(contains(message, rule.option));
+      CHECK(contains(message, rule.got));
+    }
+    CHECK(contains(usage_error({"--optimizer", "adam", "--momentum", "0.9"}), "adam"));
+  }
+
+  TEST_CASE("help_text mentions every long option") {
+    const std::string help = config::help_text();
+    for (const char* option : {"--help",         "--version",         "--config",
+                               "--data-dir",     "--normalize-mean",  "--normalize-std",
+                               "--drop-last",    "--model",           "--epochs",
+                               "--batch-size",   "--test-batch-size", "--optimizer",
+                               "--lr",           "--momentum",        "--weight-decay",
+                               "--seed",         "--max-steps",       "--threads",
+                               "--metrics-file", "--log-all-ranks",   "--min-accuracy"}) {
+      CAPTURE(option);
+      CHECK(contains(help, option));
+    }
+  }
+}
+
+}  // namespace mnist_ddp::testing
