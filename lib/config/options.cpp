@@ -17,24 +17,42 @@ namespace mnist_ddp::config {
 namespace {
 
 constexpr const char* kEnvPrefix = "MNIST_DDP_";
+// --help line width, and the least width left for descriptions.
+constexpr unsigned kHelpWidth = 100;
+constexpr unsigned kHelpDescriptionWidth = 60;
+
+/// A floating-point option whose default --help shows as written ("0.1307", not
+/// "0.13070000000000001").
+po::typed_value<double>* decimal(double* field, double default_value) {
+  std::ostringstream text;
+  text << default_value;
+  return po::value(field)->default_value(default_value, text.str());
+}
+
+/// A boolean option: "--drop-last" alone means true; "--drop-last=false" and "drop-last = 0" in a
+/// config file or environment variable work too.
+po::typed_value<bool>* flag(bool* field, bool default_value) {
+  return po::value(field)
+      ->default_value(default_value, default_value ? "true" : "false")
+      ->implicit_value(true, "true");
+}
 
 /// Options that may come from any source, bound to the fields of `config`.
 po::options_description training_options(TrainConfig& config) {
   const TrainConfig defaults;
-  po::options_description data("Data");
+  po::options_description data("Data", kHelpWidth, kHelpDescriptionWidth);
   data.add_options()(
       "data-dir", po::value(&config.data_dir)->default_value(defaults.data_dir),
       "folder with train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
       "t10k-labels-idx1-ubyte (each raw or .gz)")(
-      "normalize-mean", po::value(&config.normalize_mean)->default_value(defaults.normalize_mean),
+      "normalize-mean", decimal(&config.normalize_mean, defaults.normalize_mean),
       "pixel mean subtracted after scaling pixels to [0, 1]")(
-      "normalize-std", po::value(&config.normalize_std)->default_value(defaults.normalize_std),
+      "normalize-std", decimal(&config.normalize_std, defaults.normalize_std),
       "pixel standard deviation divided out after the mean")(
-      "drop-last",
-      po::value(&config.drop_last)->default_value(defaults.drop_last)->implicit_value(true),
+      "drop-last", flag(&config.drop_last, defaults.drop_last),
       "drop the training samples that do not split evenly across ranks instead of padding");
 
-  po::options_description model("Model and optimization");
+  po::options_description model("Model and optimization", kHelpWidth, kHelpDescriptionWidth);
   model.add_options()(
       "model", po::value(&config.model)->default_value(defaults.model),
       "network: linear (784-10), mlp (784-256-128-10) or cnn (conv32-conv64-fc128)")(
@@ -46,29 +64,27 @@ po::options_description training_options(TrainConfig& config) {
       po::value(&config.test_batch_size)->default_value(defaults.test_batch_size),
       "evaluation images per step on each rank")(
       "optimizer", po::value(&config.optimizer)->default_value(defaults.optimizer), "sgd or adam")(
-      "lr", po::value(&config.lr)->default_value(defaults.lr), "learning rate")(
-      "momentum", po::value(&config.momentum)->default_value(defaults.momentum),
-      "SGD momentum, in [0, 1)")(
-      "weight-decay", po::value(&config.weight_decay)->default_value(defaults.weight_decay),
+      "lr", decimal(&config.lr, defaults.lr), "learning rate")(
+      "momentum", decimal(&config.momentum, defaults.momentum), "SGD momentum, in [0, 1)")(
+      "weight-decay", decimal(&config.weight_decay, defaults.weight_decay),
       "L2 penalty applied by the optimizer")(
       "seed", po::value(&config.seed)->default_value(defaults.seed),
       "seed for initialisation and data order; the same on every rank")(
       "max-steps", po::value(&config.max_steps)->default_value(defaults.max_steps),
       "stop after this many optimizer steps (0: no limit); the run still evaluates and summarises");
 
-  po::options_description execution("Execution");
+  po::options_description execution("Execution", kHelpWidth, kHelpDescriptionWidth);
   execution.add_options()(
       "threads", po::value(&config.threads)->default_value(defaults.threads),
       "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)");
 
-  po::options_description output("Output");
+  po::options_description output("Output", kHelpWidth, kHelpDescriptionWidth);
   output.add_options()(
       "metrics-file", po::value(&config.metrics_file)->default_value(defaults.metrics_file),
       "write JSON Lines metrics (one object per epoch and a summary) from rank 0 to this file")(
-      "log-all-ranks",
-      po::value(&config.log_all_ranks)->default_value(defaults.log_all_ranks)->implicit_value(true),
+      "log-all-ranks", flag(&config.log_all_ranks, defaults.log_all_ranks),
       "let every rank log, prefixed with its rank, not only rank 0")(
-      "min-accuracy", po::value(&config.min_accuracy)->default_value(defaults.min_accuracy),
+      "min-accuracy", decimal(&config.min_accuracy, defaults.min_accuracy),
       "exit with code 1 when the final test accuracy (0..1) is below this");
 
   po::options_description all;
@@ -78,7 +94,7 @@ po::options_description training_options(TrainConfig& config) {
 
 /// Options that only make sense on the command line.
 po::options_description command_line_only(std::string& config_file) {
-  po::options_description general("General");
+  po::options_description general("General", kHelpWidth, kHelpDescriptionWidth);
   general.add_options()("help,h", "print this help and exit")(
       "version", "print the versions of mnist_ddp, LibTorch, MPI, NCCL, CUDA and BLAS, and exit")(
       "config", po::value(&config_file),
@@ -165,13 +181,13 @@ std::string help_text() {
   std::string config_file;
   po::options_description all(
       "mnist_ddp: data-parallel MNIST training over MPI\n\n"
-      "Usage: mpirun -np N mnist_ddp [options]\n"
-      "Every option but --config can also be set as MNIST_DDP_<NAME> (e.g. "
-      "MNIST_DDP_BATCH_SIZE=128) or in a\n"
-      "--config file; the command line wins over the environment, which wins over the file.\n"
+      "Usage: mpirun -np N mnist_ddp [options]\n\n"
+      "Every option but --config can also be set as MNIST_DDP_<NAME> (MNIST_DDP_BATCH_SIZE=128)\n"
+      "or in a --config file; the command line wins over the environment, which wins over the "
+      "file.\n"
       "Exit codes: 0 done, 1 other failure (or accuracy below --min-accuracy), 2 bad usage,\n"
       "3 bad or missing data, 4 bad checkpoint, 5 communication failure",
-      /*line_length=*/100, /*min_description_length=*/50);
+      kHelpWidth, kHelpDescriptionWidth);
   all.add(command_line_only(config_file)).add(training_options(scratch));
   std::ostringstream text;
   text << all;
