@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -31,18 +30,18 @@ PYTHON_PEAK_MIB = {"linear": 356, "cnn": 720}  # tutorial script, per process (D
 def run_once(binary, model, data_dir, ranks, workdir):
     metrics = os.path.join(workdir, "metrics.jsonl")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    command = ["mpirun", "-np", str(ranks), "--oversubscribe", "/usr/bin/time", "-f",
-               "peak_rss_kb %M", binary, "--model", model, "--data-dir", data_dir,
-               "--epochs", "1", "--threads", "1", "--batch-size", "64",
-               "--metrics-file", metrics]
+    # Each rank's /usr/bin/time writes its own file: their stderr lines would interleave.
+    timed = f'exec /usr/bin/time -o {workdir}/peak_rss_kb.$OMPI_COMM_WORLD_RANK -f %M "$@"'
+    command = ["mpirun", "-np", str(ranks), "--oversubscribe", "sh", "-c", timed, "sh", binary,
+               "--model", model, "--data-dir", data_dir, "--epochs", "1", "--threads", "1",
+               "--batch-size", "64", "--metrics-file", metrics]
     start = time.monotonic()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     wall = time.monotonic() - start
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr}")
     summary = [json.loads(line) for line in open(metrics)][-1]
-    peaks = [int(kb) for kb in re.findall(r"peak_rss_kb (\d+)", done.stderr)]
-    assert len(peaks) == ranks, done.stderr
+    peaks = [int(open(f"{workdir}/peak_rss_kb.{rank}").read()) for rank in range(ranks)]
     return summary["train_images_per_sec"], max(peaks) / 1024, wall, summary["test_accuracy"]
 
 
@@ -89,7 +88,7 @@ def main():
             reference = python[ranks - 1]
             lines.append(
                 f"| {model} | {label} | {ranks} | {speed:,.0f} | {speed / one_rank:.2f}x "
-                f"| {reference:,} | {speed / reference:.0f}x | {peak:.0f} MiB "
+                f"| {reference:,} | {speed / reference:,.1f}x | {peak:.0f} MiB "
                 f"| {PYTHON_PEAK_MIB[model]} MiB | {wall:.2f} |")
     table = "\n".join(lines) + "\n"
     with open(args.out, "w") as out:

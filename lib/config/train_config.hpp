@@ -18,7 +18,9 @@ struct TrainConfig {
   std::string model = "linear";   // linear | mlp | cnn
   int epochs = 5;                 // passes over the training set
   int batch_size = 64;            // images per step on each rank, as in the tutorial
-  int test_batch_size = 1000;     // images per evaluation step on each rank
+  // Evaluation images per step on each rank. Not 1000 as in the PyTorch example: the cnn's
+  // activations scale with it (peak 600 MiB per rank at 1000, 270 MiB at 100), its speed does not.
+  int test_batch_size = 100;
   std::string optimizer = "sgd";  // sgd | adam
   double lr = 0.01;               // learning rate
   double momentum = 0.0;          // SGD momentum
