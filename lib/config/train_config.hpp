@@ -15,9 +15,9 @@ struct TrainConfig {
   bool drop_last = false;               // drop the tail that does not split evenly across ranks
 
   // Model and optimization
-  std::string model = "linear";   // linear | mlp | cnn
-  int epochs = 5;                 // passes over the training set
-  int batch_size = 64;            // images per step on each rank, as in the tutorial
+  std::string model = "linear";  // linear | mlp | cnn
+  int epochs = 5;                // passes over the training set
+  int batch_size = 64;           // images per step on each rank, as in the tutorial
   // Evaluation images per step on each rank. Not 1000 as in the PyTorch example: the cnn's
   // activations scale with it (peak 600 MiB per rank at 1000, 270 MiB at 100), its speed does not.
   int test_batch_size = 100;

@@ -27,6 +27,16 @@ void check_idx_error(const std::string& path, const std::string& problem) {
   CHECK(contains(message, problem));
 }
 
+/// Writes `bytes` once raw and once gzipped, and checks that both fail with `problem`.
+void check_idx_error_raw_and_gzip(const Bytes& bytes, const std::string& problem) {
+  TempDir dir;
+  for (Compression compression : {Compression::kRaw, Compression::kGzip}) {
+    const std::string path = dir.file(compression == Compression::kRaw ? "file" : "file.gz");
+    write_file(path, bytes, compression);
+    check_idx_error(path, problem);
+  }
+}
+
 /// Checks that `array` holds `dims` and, in row-major order, `payload`.
 void check_array(const IdxArray& array, const std::vector<std::int64_t>& dims,
                  const Bytes& payload) {
@@ -117,23 +127,13 @@ TEST_SUITE("read_idx") {
   }
 
   TEST_CASE("data shorter than the header promises is truncated, raw or gzip") {
-    TempDir dir;
-    const Bytes short_file = ubyte_idx({4, 5}, pattern_bytes(17));
-    for (Compression compression : {Compression::kRaw, Compression::kGzip}) {
-      const std::string path = dir.file(compression == Compression::kRaw ? "short" : "short.gz");
-      write_file(path, short_file, compression);
-      check_idx_error(path, "promises 20 bytes of data, the file holds 17");
-    }
+    check_idx_error_raw_and_gzip(ubyte_idx({4, 5}, pattern_bytes(17)),
+                                 "promises 20 bytes of data, the file holds 17");
   }
 
   TEST_CASE("bytes after the declared data are refused, raw or gzip") {
-    TempDir dir;
-    const Bytes long_file = ubyte_idx({4, 5}, pattern_bytes(21));
-    for (Compression compression : {Compression::kRaw, Compression::kGzip}) {
-      const std::string path = dir.file(compression == Compression::kRaw ? "long" : "long.gz");
-      write_file(path, long_file, compression);
-      check_idx_error(path, "trailing bytes after the 20 bytes");
-    }
+    check_idx_error_raw_and_gzip(ubyte_idx({4, 5}, pattern_bytes(21)),
+                                 "trailing bytes after the 20 bytes");
   }
 
   TEST_CASE("a gzip header followed by garbage is corrupt gzip") {
