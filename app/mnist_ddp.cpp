@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include <torch/torch.h>
@@ -18,9 +19,13 @@
 #include "io/banner.hpp"
 #include "io/log.hpp"
 #include "io/metrics_writer.hpp"
+#include "io/model_export.hpp"
 #include "io/versions.hpp"
 #include "model/classifier.hpp"
+#include "train/checkpointer.hpp"
+#include "train/stop_request.hpp"
 #include "train/trainer.hpp"
+#include "train/training_checkpoint.hpp"
 
 namespace {
 
@@ -32,6 +37,24 @@ int intra_op_threads(const config::TrainConfig& config, const dist::World& world
   if (config.threads > 0) return config.threads;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   return std::max(1, cores / world.local_size());
+}
+
+/// --eval-only: the checkpoint's model on the test set.
+int evaluate_checkpoint(const dist::World& world, const config::TrainConfig& config,
+                        const io::Log& log, const std::optional<io::CheckpointContents>& saved,
+                        model::Classifier& model, const data::Dataset& test_set,
+                        dist::Communicator& comm) {
+  dist::run_agreed(world, [&] {
+    if (!saved)
+      throw CheckpointError("--eval-only: no checkpoint in '" + config.checkpoint_dir + "'");
+    train::restore_model(*saved, config.model, model);
+  });
+  const data::BatchMaker batches(test_set, config.normalize_mean, config.normalize_std);
+  train::TrainSummary summary;
+  summary.steps = saved->meta["progress"].value("step", std::int64_t{0});
+  summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size);
+  log.line("# eval-only: test_loss %.6f", summary.test.loss);
+  return io::print_summary(log, summary, config.min_accuracy, /*wall_seconds=*/0) ? 0 : 1;
 }
 
 int run_training(const dist::World& world, const config::TrainConfig& config,
@@ -63,15 +86,42 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
   const std::shared_ptr<model::Classifier> model = model::make_model(config.model);
   dist::MpiCommunicator comm(world.comm());
   train::Trainer trainer(config, comm, *model, train_set, test_set);
+  train::Checkpointer checkpointer(config, world, comm, log);
+  const std::optional<io::CheckpointContents> saved = checkpointer.load();
+  if (config.eval_only) {
+    return evaluate_checkpoint(world, config, log, saved, *model, test_set, comm);
+  }
+  if (saved) dist::run_agreed(world, [&] { trainer.restore(*saved); });
   log.line("# data: %lld training images, %lld test images; %lld steps per epoch on each rank",
            static_cast<long long>(train_set.size()), static_cast<long long>(test_set.size()),
            static_cast<long long>(trainer.steps_per_epoch()));
 
-  io::print_epoch_header(log);
-  const train::TrainSummary summary = trainer.run([&](const train::EpochReport& report) {
+  train::install_stop_handlers();
+  train::TrainerHooks hooks;
+  hooks.on_epoch = [&](const train::EpochReport& report) {
     io::print_epoch(log, report);
     metrics->write_epoch(report);
-  });
+    checkpointer.note_epoch(report);
+  };
+  hooks.on_checkpoint = [&](train::CheckpointPoint point) { checkpointer.save(trainer, point); };
+  hooks.stop_requested = train::stop_requested;
+
+  io::print_epoch_header(log);
+  const train::TrainSummary summary = trainer.run(hooks);
+  if (summary.preempted) {
+    log.line("# stopped by a signal after step %lld%s; exit %d: resume with --resume auto",
+             static_cast<long long>(summary.steps),
+             config.checkpoint_dir.empty() ? " (no --checkpoint-dir: nothing saved)"
+                                           : ", checkpoint written",
+             static_cast<int>(ExitCode::kPreempted));
+    return static_cast<int>(ExitCode::kPreempted);
+  }
+  if (!config.export_model.empty()) {
+    dist::run_agreed(world, [&] {
+      if (world.rank() == 0) io::export_model(*model, config.export_model);
+    });
+    log.line("# model exported to %s", config.export_model.c_str());
+  }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   metrics->write_summary(summary, wall);
   const bool accurate_enough = io::print_summary(log, summary, config.min_accuracy, wall);

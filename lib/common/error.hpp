@@ -15,6 +15,7 @@ enum class ExitCode : int {
   kData = 3,        // missing or malformed data
   kCheckpoint = 4,  // bad checkpoint
   kComm = 5,        // communication failure or timeout
+  kPreempted = 6,   // stopped by SIGTERM/SIGUSR1 after writing a checkpoint; resume to continue
 };
 
 /// An error that knows which exit code it ends the program with.

@@ -78,6 +78,24 @@ po::options_description training_options(TrainConfig& config) {
       "threads", po::value(&config.threads)->default_value(defaults.threads),
       "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)");
 
+  po::options_description checkpoints("Checkpoints", kHelpWidth, kHelpDescriptionWidth);
+  checkpoints.add_options()(
+      "checkpoint-dir", po::value(&config.checkpoint_dir)->default_value(defaults.checkpoint_dir),
+      "rank 0 writes checkpoints here at every epoch end, on SIGTERM/SIGUSR1 (then exits 6) "
+      "and every --checkpoint-every steps")(
+      "checkpoint-every",
+      po::value(&config.checkpoint_every)->default_value(defaults.checkpoint_every),
+      "also checkpoint every N optimizer steps (0: epoch ends only)")(
+      "keep-last", po::value(&config.keep_last)->default_value(defaults.keep_last),
+      "checkpoints to keep in --checkpoint-dir, newest first")(
+      "resume", po::value(&config.resume)->default_value(defaults.resume),
+      "never; auto (the newest intact checkpoint in --checkpoint-dir, if any); or the path of "
+      "a checkpoint (.mddp) or its manifest (.json)")(
+      "eval-only", flag(&config.eval_only, defaults.eval_only),
+      "evaluate the --resume checkpoint on the test set and exit; no training")(
+      "export-model", po::value(&config.export_model)->default_value(defaults.export_model),
+      "after training, save the model alone to this file for inference (torch::load)");
+
   po::options_description output("Output", kHelpWidth, kHelpDescriptionWidth);
   output.add_options()(
       "metrics-file", po::value(&config.metrics_file)->default_value(defaults.metrics_file),
@@ -88,7 +106,7 @@ po::options_description training_options(TrainConfig& config) {
       "exit with code 1 when the final test accuracy (0..1) is below this");
 
   po::options_description all;
-  all.add(data).add(model).add(execution).add(output);
+  all.add(data).add(model).add(execution).add(checkpoints).add(output);
   return all;
 }
 
@@ -234,6 +252,12 @@ void validate(const TrainConfig& c) {
   require(c.threads >= 0, "threads", "at least 0", c.threads);
   require(c.normalize_std > 0, "normalize-std", "greater than 0", c.normalize_std);
   require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]", c.min_accuracy);
+  require(c.checkpoint_every >= 0, "checkpoint-every", "at least 0", c.checkpoint_every);
+  require(c.keep_last >= 1, "keep-last", "at least 1", c.keep_last);
+  require(c.resume != "auto" || !c.checkpoint_dir.empty(), "resume",
+          "a checkpoint path when there is no --checkpoint-dir (auto looks there)", c.resume);
+  require(!c.eval_only || c.resume != "never", "resume",
+          "auto or a checkpoint path with --eval-only", c.resume);
   require(c.optimizer == "sgd" || c.momentum == 0, "momentum",
           "0 with --optimizer adam (Adam has no momentum option; use sgd)", c.momentum);
 }

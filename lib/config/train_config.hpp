@@ -31,6 +31,14 @@ struct TrainConfig {
   // Execution
   int threads = 0;  // intra-op threads per rank; 0 means cores on the node / ranks on the node
 
+  // Checkpoints
+  std::string checkpoint_dir;         // where rank 0 writes checkpoints; empty means none
+  std::int64_t checkpoint_every = 0;  // also every N optimizer steps; 0 means epoch ends only
+  int keep_last = 3;                  // checkpoints kept in checkpoint_dir, newest first
+  std::string resume = "never";       // never | auto (newest intact in checkpoint_dir) | a path
+  bool eval_only = false;             // evaluate the --resume checkpoint; no training
+  std::string export_model;           // after training, save the model alone here (torch::save)
+
   // Output
   std::string metrics_file;    // JSON Lines metrics written by rank 0; empty means none
   bool log_all_ranks = false;  // let every rank log, not only rank 0

@@ -44,6 +44,7 @@ DistributedSampler::DistributedSampler(std::int64_t dataset_size, int world_size
       rank_(rank),
       seed_(seed),
       shuffle_(shuffle),
+      drop_last_(drop_last),
       // Same arithmetic as PyTorch: drop_last rounds down, otherwise up.
       num_samples_(drop_last ? dataset_size / world_size
                              : (dataset_size + world_size - 1) / world_size) {
@@ -52,16 +53,21 @@ DistributedSampler::DistributedSampler(std::int64_t dataset_size, int world_size
   TORCH_CHECK(dataset_size >= 1, "cannot sample from an empty data set");
 }
 
-at::Tensor DistributedSampler::indices() const {
-  at::Tensor order = shuffle_ ? epoch_permutation(dataset_size_, seed_, epoch_)
-                              : at::arange(dataset_size_, at::kLong);
-  const std::int64_t total = total_size();
-  if (total > dataset_size_) {
-    // Wrap around, repeating the order as often as needed (more ranks than samples).
-    const std::int64_t repeats = (total + dataset_size_ - 1) / dataset_size_;
-    order = order.repeat({repeats});
+at::Tensor DistributedSampler::indices_from(std::int64_t position) const {
+  const at::Tensor order = shuffle_ ? epoch_permutation(dataset_size_, seed_, epoch_)
+                                    : at::arange(dataset_size_, at::kLong);
+  const std::int64_t start = std::min(position, dataset_size_);
+  const std::int64_t remaining = dataset_size_ - start;
+  const std::int64_t total = drop_last_ ? remaining / world_size_ * world_size_
+                                        : (remaining + world_size_ - 1) / world_size_ * world_size_;
+  at::Tensor rest = order.narrow(0, start, remaining);
+  if (total > remaining) {
+    // Wrap around from the start of the order, repeating it as often as needed (more ranks
+    // than samples), as PyTorch pads.
+    const std::int64_t repeats = (total - remaining + dataset_size_ - 1) / dataset_size_;
+    rest = at::cat({rest, order.repeat({repeats})});
   }
-  return order.narrow(0, 0, total).slice(0, rank_, total, world_size_).contiguous();
+  return rest.narrow(0, 0, total).slice(0, rank_, total, world_size_).contiguous();
 }
 
 }  // namespace mnist_ddp::data

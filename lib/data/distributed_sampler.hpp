@@ -24,7 +24,15 @@ class DistributedSampler {
   std::int64_t epoch() const { return epoch_; }
 
   /// This rank's sample indices for the current epoch: int64, num_samples() long.
-  at::Tensor indices() const;
+  at::Tensor indices() const { return indices_from(0); }
+
+  /// This rank's indices for the rest of the epoch, once the first `position` positions of the
+  /// padded global order have been trained on (by any world size). The samples at positions
+  /// position..N-1 of the epoch's permutation are padded by wrap-around from its start and
+  /// strided over this world; with the world size that reached `position` this is exactly the
+  /// remainder of indices(), and with another world size no sample is skipped or repeated
+  /// beyond the padding. Note [Elastic resume].
+  at::Tensor indices_from(std::int64_t position) const;
   /// Samples each rank gets per epoch.
   std::int64_t num_samples() const { return num_samples_; }
   /// Samples all ranks together get per epoch (num_samples() x world size).
@@ -36,6 +44,7 @@ class DistributedSampler {
   int rank_;
   std::int64_t seed_;
   bool shuffle_;
+  bool drop_last_;
   std::int64_t epoch_ = 0;
   std::int64_t num_samples_;
 };

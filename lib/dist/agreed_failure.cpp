@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include <c10/util/Exception.h>
+
 #include "common/error.hpp"
 #include "dist/mpi_check.hpp"
 
@@ -13,7 +15,10 @@ namespace mnist_ddp::dist {
 int report_error(const World& world, const std::exception& error) {
   const auto* known = dynamic_cast<const Error*>(&error);
   const ExitCode code = known != nullptr ? known->code() : ExitCode::kFailure;
-  std::fprintf(stderr, "mnist_ddp: error: %s %s\n", world.label().c_str(), error.what());
+  // LibTorch's errors carry a C++ backtrace in what(); the first line says what went wrong.
+  const auto* torch_error = dynamic_cast<const c10::Error*>(&error);
+  const char* what = torch_error != nullptr ? torch_error->what_without_backtrace() : error.what();
+  std::fprintf(stderr, "mnist_ddp: error: %s %s\n", world.label().c_str(), what);
   if (code == ExitCode::kUsage) std::fprintf(stderr, "Try 'mnist_ddp --help'.\n");
   std::fflush(stderr);
   return static_cast<int>(code);

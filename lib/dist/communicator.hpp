@@ -24,8 +24,10 @@ class Communicator {
   /// Reduces `tensor` in place across ranks; every rank ends with the result.
   /// Supports float, double and int64; kAverage only for floating types.
   virtual void all_reduce(at::Tensor& tensor, ReduceOp op) = 0;
-  /// Copies `tensor` from `root` into `tensor` on every other rank.
+  /// Copies `tensor` from `root` into `tensor` on every other rank (any dtype but bool).
   virtual void broadcast(at::Tensor& tensor, int root) = 0;
+  /// Every rank's `tensor` (same shape everywhere), stacked in rank order: (size(), ...).
+  virtual at::Tensor all_gather(const at::Tensor& tensor) = 0;
   /// Returns once every rank has called it.
   virtual void barrier() = 0;
 };

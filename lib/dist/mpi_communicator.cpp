@@ -22,9 +22,11 @@ MPI_Datatype mpi_type_of(const at::Tensor& tensor) {
       return MPI_INT64_T;
     case at::kInt:
       return MPI_INT32_T;
+    case at::kByte:
+      return MPI_UINT8_T;
     default:
-      throw CommError(std::string("MPI collectives support float, double, int32 and int64 "
-                                  "tensors, not ") +
+      throw CommError(std::string("MPI collectives support float, double, int32, int64 and "
+                                  "uint8 tensors, not ") +
                       c10::toString(tensor.scalar_type()));
   }
 }
@@ -50,6 +52,9 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
 
 void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   const int count = checked_count(tensor, "all_reduce");
+  if (tensor.scalar_type() == at::kByte) {
+    throw CommError("all_reduce of uint8 tensors would overflow; reduce a wider type");
+  }
   const MPI_Datatype type = mpi_type_of(tensor);
   if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
     throw CommError("all_reduce average needs a floating-point tensor, not " +
@@ -65,6 +70,17 @@ void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
 void MpiCommunicator::broadcast(at::Tensor& tensor, int root) {
   const int count = checked_count(tensor, "broadcast");
   MDDP_MPI_CHECK(MPI_Bcast(tensor.data_ptr(), count, mpi_type_of(tensor), root, comm_));
+}
+
+at::Tensor MpiCommunicator::all_gather(const at::Tensor& tensor) {
+  const int count = checked_count(tensor, "all_gather");
+  std::vector<std::int64_t> shape = tensor.sizes().vec();
+  shape.insert(shape.begin(), size_);
+  at::Tensor gathered = at::empty(shape, tensor.options());
+  const MPI_Datatype type = mpi_type_of(tensor);
+  MDDP_MPI_CHECK(
+      MPI_Allgather(tensor.data_ptr(), count, type, gathered.data_ptr(), count, type, comm_));
+  return gathered;
 }
 
 void MpiCommunicator::barrier() { MDDP_MPI_CHECK(MPI_Barrier(comm_)); }

@@ -19,6 +19,7 @@ class MpiCommunicator final : public Communicator {
 
   void all_reduce(at::Tensor& tensor, ReduceOp op) override;
   void broadcast(at::Tensor& tensor, int root) override;
+  at::Tensor all_gather(const at::Tensor& tensor) override;
   void barrier() override;
 
  private:

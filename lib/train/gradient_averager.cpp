@@ -9,12 +9,12 @@ GradientAverager::GradientAverager(dist::Communicator& comm, std::vector<at::Ten
     : comm_(comm), parameters_(std::move(parameters)) {
   std::int64_t total = 0;
   for (const at::Tensor& p : parameters_) total += p.numel();
-  flat_ = at::empty(
-      {total}, parameters_.empty() ? at::TensorOptions(at::kFloat) : parameters_.front().options());
+  flat_ = at::empty({total + 1}, parameters_.empty() ? at::TensorOptions(at::kFloat)
+                                                     : parameters_.front().options());
 }
 
-void GradientAverager::average() {
-  if (comm_.size() == 1) return;  // nothing to average with
+bool GradientAverager::average(bool stop_requested) {
+  if (comm_.size() == 1) return stop_requested;  // nothing to average with
   std::int64_t offset = 0;
   for (const at::Tensor& p : parameters_) {
     at::Tensor slot = flat_.narrow(0, offset, p.numel());
@@ -26,6 +26,7 @@ void GradientAverager::average() {
     }
     offset += p.numel();
   }
+  flat_[offset].fill_(stop_requested ? 1.0 : 0.0);
   comm_.all_reduce(flat_, dist::ReduceOp::kAverage);
   offset = 0;
   for (at::Tensor& p : parameters_) {
@@ -37,6 +38,7 @@ void GradientAverager::average() {
     }
     offset += p.numel();
   }
+  return flat_[offset].item<double>() > 0;  // the average of 0/1 flags is > 0 if any was 1
 }
 
 }  // namespace mnist_ddp::train

@@ -18,12 +18,14 @@ class GradientAverager {
 
   /// Call after backward on every rank. A parameter without a gradient counts as zeros and
   /// gets the averaged gradient (LibTorch 2.x zero_grad leaves gradients undefined).
-  void average();
+  /// `stop_requested` travels in the same message (Note [Stop agreement]); returns whether any
+  /// rank requested a stop.
+  bool average(bool stop_requested);
 
  private:
   dist::Communicator& comm_;
   std::vector<at::Tensor> parameters_;
-  at::Tensor flat_;  // all gradients back to back, in parameter order
+  at::Tensor flat_;  // all gradients back to back, in parameter order, then the stop flag
 };
 
 }  // namespace mnist_ddp::train

@@ -2,6 +2,7 @@
 #include "train/trainer.hpp"
 
 #include <chrono>
+#include <limits>
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -16,6 +17,17 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Dropout masks must differ between ranks (each sees other images) yet repeat run to run.
+std::uint64_t dropout_seed(std::int64_t seed, int rank, std::int64_t step) {
+  return static_cast<std::uint64_t>(seed) * 1000003u + static_cast<std::uint64_t>(rank) +
+         static_cast<std::uint64_t>(step) * 7919u;
+}
+
+at::Generator& cpu_generator() {
+  static at::Generator generator = at::detail::getDefaultCPUGenerator();
+  return generator;
 }
 
 }  // namespace
@@ -33,76 +45,138 @@ Trainer::Trainer(const config::TrainConfig& config, dist::Communicator& comm,
       sampler_(train_set.size(), comm.size(), comm.rank(), config.seed, /*shuffle=*/true,
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
-      averager_(comm, model.parameters()) {
+      averager_(comm, model.parameters()),
+      epoch_loss_sum_(at::zeros({}, at::kDouble)) {
   broadcast_parameters(comm_, model_);
-  // Dropout masks must differ between ranks (each sees other images) yet repeat run to run.
-  torch::manual_seed(static_cast<std::uint64_t>(config.seed) * 1000003u +
-                     static_cast<std::uint64_t>(comm.rank()));
+  torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
 }
 
 std::int64_t Trainer::steps_per_epoch() const {
   return (sampler_.num_samples() + config_.batch_size - 1) / config_.batch_size;
 }
 
-EpochReport Trainer::train_epoch(std::int64_t epoch, std::int64_t step_limit) {
-  const Clock::time_point start = Clock::now();
-  model_.train();
-  sampler_.set_epoch(epoch);
-  const at::Tensor shard = sampler_.indices();
-  // Summed as tensors so the loop never waits for a value: no host sync per step.
-  at::Tensor loss_sum = at::zeros({}, at::kDouble);
-  std::int64_t steps = 0;
-  std::int64_t images = 0;
+bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
+  at::Tensor flag = at::full({1}, hooks.stop_requested() ? 1 : 0, at::kLong);
+  comm_.all_reduce(flag, dist::ReduceOp::kMax);
+  return flag.item<std::int64_t>() != 0;
+}
 
-  for (std::int64_t first = 0; first < shard.size(0) && step_ < step_limit;
-       first += config_.batch_size) {
+void Trainer::gather_epoch_sums() {
+  at::Tensor sums = at::stack({epoch_loss_sum_, at::scalar_tensor(epoch_loss_count_, at::kDouble),
+                               at::scalar_tensor(epoch_images_, at::kDouble)});
+  comm_.all_reduce(sums, dist::ReduceOp::kSum);
+  progress_.loss_sum += sums[0].item<double>();
+  progress_.loss_count += static_cast<std::int64_t>(sums[1].item<double>());
+  progress_.images += static_cast<std::int64_t>(sums[2].item<double>());
+  epoch_loss_sum_.zero_();
+  epoch_loss_count_ = 0;
+  epoch_images_ = 0;
+}
+
+EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& hooks,
+                                 bool& stopped) {
+  const Clock::time_point start = Clock::now();
+  const std::int64_t images_before = progress_.images;
+  model_.train();
+  sampler_.set_epoch(progress_.epoch);
+  const at::Tensor shard = sampler_.indices_from(progress_.position);
+  std::int64_t first = 0;
+
+  for (; first < shard.size(0) && progress_.step < step_limit; first += config_.batch_size) {
     const std::int64_t size = std::min<std::int64_t>(config_.batch_size, shard.size(0) - first);
-    const data::Batch batch = train_batches_.make(shard.narrow(0, first, size));
+    const at::Tensor indices = shard.narrow(0, first, size);
+    if (hooks.on_batch) hooks.on_batch(indices);
+    const data::Batch batch = train_batches_.make(indices);
     optimizer_->zero_grad();
     const at::Tensor loss = at::cross_entropy_loss(model_.forward(batch.inputs), batch.targets);
     loss.backward();
-    averager_.average();
+    // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
+    // preemption signal costs no extra message per step.
+    const bool stop = averager_.average(/*stop_requested=*/hooks.stop_requested());
     optimizer_->step();
-    loss_sum += loss.detach();
-    ++steps;
-    ++step_;
-    images += size;
+    epoch_loss_sum_ += loss.detach();
+    ++epoch_loss_count_;
+    epoch_images_ += size;
+    ++progress_.step;
+    progress_.position += size * comm_.size();
+    if (stop) {
+      stopped = true;
+      break;
+    }
+    const bool last_step = first + size >= shard.size(0);
+    if (config_.checkpoint_every > 0 && progress_.step % config_.checkpoint_every == 0 &&
+        !last_step) {
+      hooks.on_checkpoint(CheckpointPoint::kEveryNSteps);
+    }
   }
-
-  at::Tensor totals =
-      at::stack({loss_sum, at::scalar_tensor(static_cast<double>(steps), at::kDouble),
-                 at::scalar_tensor(static_cast<double>(images), at::kDouble)});
-  comm_.all_reduce(totals, dist::ReduceOp::kSum);
+  const bool complete = first >= shard.size(0) && !stopped;
+  gather_epoch_sums();
 
   EpochReport report;
-  report.epoch = epoch + 1;
-  report.step = step_;
-  report.complete = steps == steps_per_epoch();
-  report.train_loss = totals[0].item<double>() / std::max(1.0, totals[1].item<double>());
-  report.images = static_cast<std::int64_t>(totals[2].item<double>());
+  report.epoch = progress_.epoch + 1;
+  report.step = progress_.step;
+  report.complete = complete;
+  report.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
+  report.images = progress_.images;
   report.train_seconds = seconds_since(start);
-  report.images_per_sec = report.images / report.train_seconds;
+  report.images_per_sec = (progress_.images - images_before) / report.train_seconds;
   return report;
 }
 
-TrainSummary Trainer::run(const std::function<void(const EpochReport&)>& on_epoch) {
+TrainSummary Trainer::run(const TrainerHooks& hooks) {
   const Clock::time_point start = Clock::now();
   const std::int64_t step_limit =
       config_.max_steps > 0 ? config_.max_steps : std::numeric_limits<std::int64_t>::max();
   TrainSummary summary;
-  for (std::int64_t epoch = 0; epoch < config_.epochs && step_ < step_limit; ++epoch) {
-    EpochReport report = train_epoch(epoch, step_limit);
-    report.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size);
-    report.elapsed_seconds = seconds_since(start);
-    summary.images += report.images;
+  bool evaluated = false;
+  while (progress_.epoch < config_.epochs && progress_.step < step_limit) {
+    bool stopped = false;
+    const std::int64_t images_before = progress_.images;
+    EpochReport report = train_epoch(step_limit, hooks, stopped);
+    summary.images += progress_.images - images_before;
     summary.train_seconds += report.train_seconds;
+    if (stopped || agree_to_stop(hooks)) {
+      hooks.on_checkpoint(CheckpointPoint::kStop);
+      summary.preempted = true;
+      break;
+    }
+    report.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size);
+    evaluated = true;
+    report.elapsed_seconds = seconds_since(start);
     summary.train_loss = report.train_loss;
     summary.test = report.test;
-    on_epoch(report);
+    if (report.complete) {  // the next epoch starts from the beginning of its order
+      ++progress_.epoch;
+      progress_ = TrainProgress{progress_.epoch, progress_.step};
+    }
+    hooks.on_epoch(report);
+    hooks.on_checkpoint(CheckpointPoint::kEpochEnd);
   }
-  summary.steps = step_;
-  summary.images_per_sec = summary.images / summary.train_seconds;
+  if (!evaluated && !summary.preempted) {  // resumed from the end: still report the result
+    summary.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size);
+    summary.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
+  }
+  summary.steps = progress_.step;
+  summary.images_per_sec = summary.images / std::max(summary.train_seconds, 1e-9);
   return summary;
+}
+
+io::CheckpointContents Trainer::checkpoint() {
+  gather_epoch_sums();
+  const at::Tensor rng_states = comm_.all_gather(cpu_generator().get_state());
+  return make_checkpoint(config_, train_set_.size(), comm_.size(), progress_, model_, *optimizer_,
+                         rng_states);
+}
+
+void Trainer::restore(const io::CheckpointContents& contents) {
+  const RestoredRun run =
+      restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);
+  progress_ = run.progress;  // identical on every rank, partial epoch sums included
+  if (run.world_size == comm_.size()) {
+    cpu_generator().set_state(run.rng_states[comm_.rank()]);
+  } else {  // another world: fresh dropout streams, still reproducible
+    torch::manual_seed(dropout_seed(config_.seed, comm_.rank(), progress_.step));
+  }
 }
 
 }  // namespace mnist_ddp::train

@@ -1,5 +1,6 @@
 // lib/train/trainer.hpp — provides: Trainer, the data-parallel training loop (shard, batch,
-// forward, backward, average gradients, step), with per-epoch evaluation and statistics.
+// forward, backward, average gradients, step), with per-epoch evaluation, checkpoints at the
+// configured points, exact resume, and an agreed stop on preemption signals.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,11 @@
 #include "data/batch_maker.hpp"
 #include "data/distributed_sampler.hpp"
 #include "dist/communicator.hpp"
+#include "io/checkpoint_file.hpp"
 #include "model/classifier.hpp"
 #include "train/evaluator.hpp"
 #include "train/gradient_averager.hpp"
+#include "train/training_checkpoint.hpp"
 
 namespace mnist_ddp::train {
 
@@ -26,19 +29,34 @@ struct EpochReport {
   double train_loss = 0;       // mean of the per-step losses, averaged over ranks
   EvalResult test;             // evaluation on the test set after the epoch
   std::int64_t images = 0;     // training images of this epoch, all ranks together
-  double train_seconds = 0;    // training time of the epoch, excluding evaluation
-  double images_per_sec = 0;   // images / train_seconds: global throughput
-  double elapsed_seconds = 0;  // since the start of training
+  double train_seconds = 0;    // training time of the epoch in this process, excluding evaluation
+  double images_per_sec = 0;   // images trained in this process / train_seconds: global throughput
+  double elapsed_seconds = 0;  // since the start of training in this process
 };
 
-/// The run as a whole.
+/// The run as a whole (this process's part of it, when resumed).
 struct TrainSummary {
-  std::int64_t steps = 0;
-  double train_loss = 0;  // of the last epoch
-  EvalResult test;        // after the last epoch
-  std::int64_t images = 0;
+  std::int64_t steps = 0;   // optimizer steps since the start of training, resumed ones included
+  double train_loss = 0;    // of the last epoch
+  EvalResult test;          // after the last epoch
+  std::int64_t images = 0;  // trained by this process
   double train_seconds = 0;
   double images_per_sec = 0;
+  bool preempted = false;  // a stop signal ended the run early (after a checkpoint)
+};
+
+/// Why a checkpoint is due; every rank gets the same calls in the same order.
+enum class CheckpointPoint { kEveryNSteps, kEpochEnd, kStop };
+
+/// Callbacks of a run. on_checkpoint is called on every rank at each checkpoint point (it may
+/// run collectives, e.g. Trainer::checkpoint); stop_requested is this rank's view of a stop
+/// signal, which the ranks agree on between steps.
+struct TrainerHooks {
+  std::function<void(const EpochReport&)> on_epoch = [](const EpochReport&) {};
+  std::function<void(CheckpointPoint)> on_checkpoint = [](CheckpointPoint) {};
+  std::function<bool()> stop_requested = [] { return false; };
+  /// When set, called with the sample indices of every training batch (tests, tracing).
+  std::function<void(const at::Tensor&)> on_batch;
 };
 
 /// Trains `model` on this rank's shard of `train_set`. Every rank must construct it with the
@@ -48,15 +66,30 @@ class Trainer {
   Trainer(const config::TrainConfig& config, dist::Communicator& comm, model::Classifier& model,
           const data::Dataset& train_set, const data::Dataset& test_set);
 
-  /// Trains until --epochs or --max-steps, calling `on_epoch` after each (also a partial) epoch.
-  TrainSummary run(const std::function<void(const EpochReport&)>& on_epoch);
+  /// Trains until --epochs, --max-steps or an agreed stop.
+  TrainSummary run(const TrainerHooks& hooks);
 
-  /// Optimizer steps per epoch on every rank.
+  /// Collective: the checkpoint of the run as it stands between steps (identical on every
+  /// rank; only rank 0 needs to write it).
+  io::CheckpointContents checkpoint();
+
+  /// Every rank, with the same contents: continue from a checkpoint. With the world size that
+  /// wrote it the run continues bitwise as if never interrupted; with another world size the
+  /// epoch's sample order continues where it stopped.
+  void restore(const io::CheckpointContents& contents);
+
+  const TrainProgress& progress() const { return progress_; }
+
+  /// Optimizer steps per full epoch on every rank.
   std::int64_t steps_per_epoch() const;
 
  private:
-  /// Trains one epoch, or until `step_limit` total steps; returns the report without test results.
-  EpochReport train_epoch(std::int64_t epoch, std::int64_t step_limit);
+  /// Trains the rest of the current epoch, or until `step_limit` or an agreed stop.
+  EpochReport train_epoch(std::int64_t step_limit, const TrainerHooks& hooks, bool& stopped);
+  /// Collective: whether any rank has been asked to stop.
+  bool agree_to_stop(const TrainerHooks& hooks);
+  /// Moves the partial epoch sums of every rank into progress_ (collective).
+  void gather_epoch_sums();
 
   const config::TrainConfig& config_;
   dist::Communicator& comm_;
@@ -68,7 +101,12 @@ class Trainer {
   data::DistributedSampler sampler_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   GradientAverager averager_;
-  std::int64_t step_ = 0;
+  TrainProgress progress_;
+  // This rank's loss sum, rank-steps and images of the epoch since they were last gathered
+  // into progress_; kept as a tensor so the loop never waits for a value.
+  at::Tensor epoch_loss_sum_;
+  std::int64_t epoch_loss_count_ = 0;
+  std::int64_t epoch_images_ = 0;
 };
 
 }  // namespace mnist_ddp::train

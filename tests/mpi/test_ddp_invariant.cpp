@@ -34,7 +34,7 @@ at::Tensor train_parameters(const config::TrainConfig& base, dist::Communicator&
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
   Trainer trainer(config, comm, *model, train_set, test_set);
-  const TrainSummary summary = trainer.run([](const EpochReport&) {});
+  const TrainSummary summary = trainer.run(TrainerHooks{});
   CHECK(summary.steps == kSteps);
   return flat_parameters(*model);
 }

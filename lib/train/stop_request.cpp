@@ -1,0 +1,30 @@
+// lib/train/stop_request.cpp — async-signal-safe flag setting.
+#include "train/stop_request.hpp"
+
+#include <csignal>
+
+namespace mnist_ddp::train {
+namespace {
+
+// Written by the handler, read by the training loop: sig_atomic_t is the type signal handlers may
+// write to, and volatile keeps the loop from caching it.
+volatile std::sig_atomic_t received_signal = 0;
+
+extern "C" void remember_signal(int signal) { received_signal = signal; }
+
+}  // namespace
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = remember_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // system calls in progress (file writes) carry on
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR1, &action, nullptr);
+}
+
+bool stop_requested() { return received_signal != 0; }
+
+int stop_signal() { return received_signal; }
+
+}  // namespace mnist_ddp::train

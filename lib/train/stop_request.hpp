@@ -1,0 +1,16 @@
+// lib/train/stop_request.hpp — provides: install_stop_handlers and stop_requested, the
+// preemption signals (SIGTERM, SIGUSR1) that Slurm sends before a time limit or preemption.
+#pragma once
+
+namespace mnist_ddp::train {
+
+/// From now on SIGTERM and SIGUSR1 only set a flag; the trainer polls it between steps.
+void install_stop_handlers();
+
+/// Whether a stop signal arrived since install_stop_handlers.
+bool stop_requested();
+
+/// The signal that arrived (0 if none), for messages.
+int stop_signal();
+
+}  // namespace mnist_ddp::train
