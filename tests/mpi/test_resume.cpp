@@ -1,0 +1,164 @@
+// tests/mpi/test_resume.cpp — checkpoints continue training exactly: bitwise the same parameters
+// as an uninterrupted run with the same world size, and the same epoch order with another one.
+#include <doctest/doctest.h>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "data/distributed_sampler.hpp"
+#include "dist/mpi_communicator.hpp"
+#include "model/classifier.hpp"
+#include "mpi_test_world.hpp"
+#include "synthetic_dataset.hpp"
+#include "train/trainer.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+constexpr std::int64_t kTrainSize = 97;  // not a multiple of any batch or world size: padding
+
+config::TrainConfig resume_config(const std::string& model, const std::string& optimizer) {
+  config::TrainConfig config;
+  config.model = model;
+  config.optimizer = optimizer;
+  config.momentum = optimizer == "sgd" ? 0.9 : 0.0;
+  config.lr = optimizer == "sgd" ? 0.05 : 0.001;
+  config.epochs = 2;
+  config.batch_size = 8;
+  config.test_batch_size = 50;
+  config.seed = 3;
+  return config;
+}
+
+at::Tensor flat_parameters(model::Classifier& model) {
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& p : model.parameters()) flat.push_back(p.detach().reshape({-1}));
+  return at::cat(flat);
+}
+
+/// A fresh run of `config` over `comm`, optionally continuing from `saved`; returns the final
+/// parameters, and when `stop_after` > 0 the checkpoint taken after that many steps instead.
+struct Run {
+  at::Tensor parameters;
+  io::CheckpointContents checkpoint;
+  TrainSummary summary;
+};
+
+Run train_run(config::TrainConfig config, dist::Communicator& comm,
+              const io::CheckpointContents* saved, std::int64_t stop_after,
+              const std::function<void(const at::Tensor&)>& on_batch = nullptr) {
+  static const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/21);
+  static const data::Dataset test_set = testing::synthetic_dataset(40, /*seed=*/22);
+  config.max_steps = stop_after;
+  torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+  const auto model = model::make_model(config.model);
+  Trainer trainer(config, comm, *model, train_set, test_set);
+  if (saved != nullptr) trainer.restore(*saved);
+  TrainerHooks hooks;
+  hooks.on_batch = on_batch;
+  Run run;
+  run.summary = trainer.run(hooks);
+  if (stop_after > 0) {
+    // Through the file format, as a real resume goes.
+    run.checkpoint = io::decode_checkpoint(io::encode_checkpoint(trainer.checkpoint()), "test");
+  }
+  run.parameters = flat_parameters(*model);
+  return run;
+}
+
+void check_exact_resume(const config::TrainConfig& config) {
+  dist::MpiCommunicator comm(testing::test_world().comm());
+  const Run uninterrupted = train_run(config, comm, nullptr, 0);
+  const std::int64_t per_rank = (kTrainSize + comm.size() - 1) / comm.size();
+  const std::int64_t steps_per_epoch = (per_rank + config.batch_size - 1) / config.batch_size;
+  // Mid-epoch in the first epoch, at the epoch boundary, and mid-epoch in the second.
+  for (std::int64_t stop : {std::int64_t{2}, steps_per_epoch, steps_per_epoch + 2}) {
+    CAPTURE(stop);
+    const Run first = train_run(config, comm, nullptr, stop);
+    CHECK(first.summary.steps == stop);
+    const Run resumed = train_run(config, comm, &first.checkpoint, 0);
+    CHECK(resumed.summary.steps == uninterrupted.summary.steps);
+    CHECK(at::equal(resumed.parameters, uninterrupted.parameters));  // bitwise
+    CHECK(resumed.summary.test.loss == uninterrupted.summary.test.loss);
+    CHECK(resumed.summary.train_loss == uninterrupted.summary.train_loss);
+  }
+}
+
+TEST_CASE("resuming mid-epoch is bitwise exact: cnn (dropout RNG), SGD with momentum") {
+  check_exact_resume(resume_config("cnn", "sgd"));
+}
+
+TEST_CASE("resuming mid-epoch is bitwise exact: mlp, Adam") {
+  check_exact_resume(resume_config("mlp", "adam"));
+}
+
+/// A communicator over the first `ranks` world ranks; MPI_COMM_NULL on the others.
+MPI_Comm first_ranks(int ranks) {
+  const dist::World& world = testing::test_world();
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_split(world.comm(), world.rank() < ranks ? 0 : MPI_UNDEFINED, world.rank(), &comm);
+  return comm;
+}
+
+/// Trains `steps` steps on `from` ranks, resumes on `to` ranks for the rest of the epoch, and
+/// counts how often each sample was trained on, over all ranks.
+at::Tensor sample_counts(int from, int to, std::int64_t steps) {
+  const dist::World& world = testing::test_world();
+  dist::MpiCommunicator everyone(world.comm());
+  config::TrainConfig config = resume_config("linear", "sgd");
+  config.epochs = 1;
+  at::Tensor counts = at::zeros({kTrainSize}, at::kLong);
+  const auto count = [&counts](const at::Tensor& indices) {
+    counts.index_add_(0, indices, at::ones_like(indices));
+  };
+
+  std::string bytes;
+  if (MPI_Comm comm = first_ranks(from); comm != MPI_COMM_NULL) {
+    dist::MpiCommunicator before(comm);
+    bytes = io::encode_checkpoint(train_run(config, before, nullptr, steps, count).checkpoint);
+    MPI_Comm_free(&comm);
+  }
+  at::Tensor size = at::full({1}, static_cast<std::int64_t>(bytes.size()), at::kLong);
+  everyone.broadcast(size, 0);
+  at::Tensor buffer = at::zeros({size.item<std::int64_t>()}, at::kByte);
+  if (world.rank() == 0) std::memcpy(buffer.data_ptr(), bytes.data(), bytes.size());
+  everyone.broadcast(buffer, 0);
+  const io::CheckpointContents saved = io::decode_checkpoint(
+      std::string(static_cast<const char*>(buffer.data_ptr()), buffer.numel()), "broadcast");
+
+  if (MPI_Comm comm = first_ranks(to); comm != MPI_COMM_NULL) {
+    dist::MpiCommunicator after(comm);
+    const Run resumed = train_run(config, after, &saved, 0, count);
+    CHECK(resumed.summary.steps > steps);
+    MPI_Comm_free(&comm);
+  }
+  everyone.all_reduce(counts, dist::ReduceOp::kSum);
+  return counts;
+}
+
+/// Every sample once, except the wrap-around padding of the resumed world: the first `padding`
+/// entries of the epoch's permutation, twice.
+void check_elastic(int from, int to, std::int64_t steps) {
+  if (testing::test_world().size() < std::max(from, to)) return;
+  CAPTURE(from);
+  CAPTURE(to);
+  const at::Tensor counts = sample_counts(from, to, steps);
+  const std::int64_t position = steps * 8 * from;
+  const std::int64_t remaining = kTrainSize - position;
+  const std::int64_t padding = (remaining + to - 1) / to * to - remaining;
+  at::Tensor expected = at::ones({kTrainSize}, at::kLong);
+  const at::Tensor order = data::epoch_permutation(kTrainSize, /*seed=*/3, /*epoch=*/0);
+  expected.index_add_(0, order.narrow(0, 0, padding), at::ones({padding}, at::kLong));
+  CHECK(at::equal(counts, expected));
+}
+
+TEST_CASE("a checkpoint from 4 ranks resumes on 2 without skipping or repeating samples") {
+  check_elastic(/*from=*/4, /*to=*/2, /*steps=*/2);
+}
+
+TEST_CASE("a checkpoint from 2 ranks resumes on 3 without skipping or repeating samples") {
+  check_elastic(/*from=*/2, /*to=*/3, /*steps=*/3);
+}
+
+}  // namespace
+}  // namespace mnist_ddp::train
