@@ -204,7 +204,8 @@ std::string help_text() {
       "or in a --config file; the command line wins over the environment, which wins over the "
       "file.\n"
       "Exit codes: 0 done, 1 other failure (or accuracy below --min-accuracy), 2 bad usage,\n"
-      "3 bad or missing data, 4 bad checkpoint, 5 communication failure",
+      "3 bad or missing data, 4 bad checkpoint, 5 communication failure,\n"
+      "6 stopped by SIGTERM/SIGUSR1 after writing a checkpoint (resume with --resume auto)",
       kHelpWidth, kHelpDescriptionWidth);
   all.add(command_line_only(config_file)).add(training_options(scratch));
   std::ostringstream text;

@@ -56,6 +56,23 @@ TEST_CASE("broadcast copies the root's tensor to every rank, from any root") {
   }
 }
 
+TEST_CASE("broadcast carries raw bytes") {
+  MpiCommunicator comm(testing::test_world().comm());
+  at::Tensor bytes = comm.rank() == 0 ? at::arange(0, 250, at::kByte) : at::zeros({250}, at::kByte);
+  comm.broadcast(bytes, /*root=*/0);
+  CHECK(at::equal(bytes, at::arange(0, 250, at::kByte)));
+}
+
+TEST_CASE("all_gather stacks every rank's tensor in rank order") {
+  MpiCommunicator comm(testing::test_world().comm());
+  const at::Tensor mine = at::full({2, 3}, comm.rank(), at::kLong);
+  const at::Tensor all = comm.all_gather(mine);
+  REQUIRE(all.sizes().vec() == std::vector<std::int64_t>{comm.size(), 2, 3});
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    CHECK(at::equal(all[rank], at::full({2, 3}, rank, at::kLong)));
+  }
+}
+
 TEST_CASE("barrier returns on every rank") {
   MpiCommunicator comm(testing::test_world().comm());
   comm.barrier();
