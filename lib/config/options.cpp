@@ -73,6 +73,16 @@ po::options_description training_options(TrainConfig& config) {
       "max-steps", po::value(&config.max_steps)->default_value(defaults.max_steps),
       "stop after this many optimizer steps (0: no limit); the run still evaluates and summarises");
 
+  po::options_description distribution("Distribution", kHelpWidth, kHelpDescriptionWidth);
+  distribution.add_options()(
+      "bucket-mb", decimal(&config.bucket_mb, defaults.bucket_mb),
+      "gradient bucket size in MB: each bucket's allreduce starts as soon as its gradients are "
+      "ready during backward")(
+      "grad-accum", po::value(&config.grad_accum)->default_value(defaults.grad_accum),
+      "micro-batches of --batch-size per optimizer step; gradients are communicated on the last")(
+      "grad-dtype", po::value(&config.grad_dtype)->default_value(defaults.grad_dtype),
+      "fp32, bf16 or fp16: the type gradients travel in (averaged back in fp32)");
+
   po::options_description execution("Execution", kHelpWidth, kHelpDescriptionWidth);
   execution.add_options()(
       "threads", po::value(&config.threads)->default_value(defaults.threads),
@@ -106,7 +116,7 @@ po::options_description training_options(TrainConfig& config) {
       "exit with code 1 when the final test accuracy (0..1) is below this");
 
   po::options_description all;
-  all.add(data).add(model).add(execution).add(checkpoints).add(output);
+  all.add(data).add(model).add(distribution).add(execution).add(checkpoints).add(output);
   return all;
 }
 
@@ -234,6 +244,7 @@ void require(bool ok, const char* option, const char* rule, const T& value) {
 
 void validate(const TrainConfig& c) {
   require_finite(c.lr, "lr");
+  require_finite(c.bucket_mb, "bucket-mb");
   require_finite(c.momentum, "momentum");
   require_finite(c.weight_decay, "weight-decay");
   require_finite(c.normalize_mean, "normalize-mean");
@@ -253,6 +264,10 @@ void validate(const TrainConfig& c) {
   require(c.threads >= 0, "threads", "at least 0", c.threads);
   require(c.normalize_std > 0, "normalize-std", "greater than 0", c.normalize_std);
   require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]", c.min_accuracy);
+  require(c.bucket_mb > 0, "bucket-mb", "greater than 0", c.bucket_mb);
+  require(c.grad_accum >= 1, "grad-accum", "at least 1", c.grad_accum);
+  require(c.grad_dtype == "fp32" || c.grad_dtype == "bf16" || c.grad_dtype == "fp16", "grad-dtype",
+          "one of fp32, bf16, fp16", c.grad_dtype);
   require(c.checkpoint_every >= 0, "checkpoint-every", "at least 0", c.checkpoint_every);
   require(c.keep_last >= 1, "keep-last", "at least 1", c.keep_last);
   require(c.resume != "auto" || !c.checkpoint_dir.empty(), "resume",

@@ -28,6 +28,11 @@ struct TrainConfig {
   std::int64_t seed = 1;          // model initialisation and data order; same on every rank
   std::int64_t max_steps = 0;     // stop after this many optimizer steps; 0 means no limit
 
+  // Distribution
+  double bucket_mb = 25;            // gradient bucket cap in MB, as PyTorch DDP
+  int grad_accum = 1;               // micro-batches per optimizer step; communicate on the last
+  std::string grad_dtype = "fp32";  // fp32 | bf16 | fp16: how gradients travel
+
   // Execution
   int threads = 0;  // intra-op threads per rank; 0 means cores on the node / ranks on the node
 

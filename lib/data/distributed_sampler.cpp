@@ -54,6 +54,7 @@ DistributedSampler::DistributedSampler(std::int64_t dataset_size, int world_size
 }
 
 at::Tensor DistributedSampler::indices_from(std::int64_t position) const {
+  TORCH_CHECK(position >= 0, "sample position ", position, " is negative");
   const at::Tensor order = shuffle_ ? epoch_permutation(dataset_size_, seed_, epoch_)
                                     : at::arange(dataset_size_, at::kLong);
   const std::int64_t start = std::min(position, dataset_size_);

@@ -2,6 +2,7 @@
 // (allreduce sum/average/max, broadcast, barrier), independent of the transport (MPI, NCCL).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <ATen/core/Tensor.h>
@@ -9,6 +10,16 @@
 namespace mnist_ddp::dist {
 
 enum class ReduceOp { kSum, kAverage, kMax };
+
+/// A collective in flight. The tensor it works on must stay alive and untouched until it is done.
+class PendingCollective {
+ public:
+  virtual ~PendingCollective() = default;
+  /// Lets the transport make progress without blocking; returns whether it is done.
+  virtual bool test() = 0;
+  /// Blocks until done (applying the division of an average). Calling it again does nothing.
+  virtual void wait() = 0;
+};
 
 /// Collectives over all ranks of a job. Every rank must call the same collectives in the same
 /// order with tensors of the same shape and dtype.
@@ -24,6 +35,9 @@ class Communicator {
   /// Reduces `tensor` in place across ranks; every rank ends with the result.
   /// Supports float, double and int64; kAverage only for floating types.
   virtual void all_reduce(at::Tensor& tensor, ReduceOp op) = 0;
+  /// Starts all_reduce without waiting for it. kSum also supports bfloat16 and float16 (each
+  /// partial sum rounded to that type), for compressed gradients.
+  virtual std::unique_ptr<PendingCollective> all_reduce_async(at::Tensor& tensor, ReduceOp op) = 0;
   /// Copies `tensor` from `root` into `tensor` on every other rank (any dtype but bool).
   virtual void broadcast(at::Tensor& tensor, int root) = 0;
   /// Every rank's `tensor` (same shape everywhere), stacked in rank order: (size(), ...).

@@ -31,6 +31,75 @@ MPI_Datatype mpi_type_of(const at::Tensor& tensor) {
   }
 }
 
+/// Elementwise sum of 16-bit floats, each partial sum rounded back to 16 bits, as a user-defined
+/// MPI operation (MPI has no bfloat16 or half type).
+template <typename Half>
+void sum_16_bit(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const Half*>(in);
+  auto* b = static_cast<Half*>(inout);
+  for (int i = 0; i < *count; ++i)
+    b[i] = static_cast<Half>(static_cast<float>(a[i]) + static_cast<float>(b[i]));
+}
+
+/// MPI's type and sum for a 16-bit float tensor, created once per process.
+struct SixteenBitSum {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+
+SixteenBitSum sixteen_bit_sum(at::ScalarType dtype) {
+  static const SixteenBitSum bfloat16 = [] {
+    SixteenBitSum sum;
+    MDDP_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &sum.type));
+    MDDP_MPI_CHECK(MPI_Type_commit(&sum.type));
+    MDDP_MPI_CHECK(MPI_Op_create(&sum_16_bit<c10::BFloat16>, /*commute=*/1, &sum.op));
+    return sum;
+  }();
+  static const SixteenBitSum half = [] {
+    SixteenBitSum sum;
+    MDDP_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &sum.type));
+    MDDP_MPI_CHECK(MPI_Type_commit(&sum.type));
+    MDDP_MPI_CHECK(MPI_Op_create(&sum_16_bit<c10::Half>, /*commute=*/1, &sum.op));
+    return sum;
+  }();
+  return dtype == at::kBFloat16 ? bfloat16 : half;
+}
+
+/// An MPI_Iallreduce in flight.
+class MpiPendingCollective final : public PendingCollective {
+ public:
+  MpiPendingCollective(MPI_Request request, at::Tensor tensor, int divide_by)
+      : request_(request), tensor_(std::move(tensor)), divide_by_(divide_by) {}
+  ~MpiPendingCollective() override {
+    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  }
+
+  bool test() override {
+    if (request_ == MPI_REQUEST_NULL) return true;
+    int done = 0;
+    MDDP_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+    if (done) finish();
+    return done != 0;
+  }
+
+  void wait() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    MDDP_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    finish();
+  }
+
+ private:
+  void finish() {
+    request_ = MPI_REQUEST_NULL;
+    // Note [Gradient averaging]: divide only once the sum is complete.
+    if (divide_by_ > 1) tensor_.div_(divide_by_);
+  }
+
+  MPI_Request request_;
+  at::Tensor tensor_;
+  int divide_by_;
+};
+
 /// The element count as MPI's int, after checking that MPI can address the tensor directly.
 int checked_count(const at::Tensor& tensor, const char* collective) {
   if (!tensor.device().is_cpu() || !tensor.is_contiguous()) {
@@ -65,6 +134,33 @@ void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   // Note [Gradient averaging]: the sum is complete only once MPI_Allreduce has returned, so the
   // division by the world size comes after it, never before.
   if (op == ReduceOp::kAverage) tensor.div_(size_);
+}
+
+std::unique_ptr<PendingCollective> MpiCommunicator::all_reduce_async(at::Tensor& tensor,
+                                                                     ReduceOp op) {
+  const int count = checked_count(tensor, "all_reduce_async");
+  const bool sixteen_bit =
+      tensor.scalar_type() == at::kBFloat16 || tensor.scalar_type() == at::kHalf;
+  if (sixteen_bit && op != ReduceOp::kSum) {
+    throw CommError("16-bit all_reduce supports the sum only; average in float after it");
+  }
+  if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
+    throw CommError("all_reduce average needs a floating-point tensor");
+  }
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op mpi_op = op == ReduceOp::kMax ? MPI_MAX : MPI_SUM;
+  if (sixteen_bit) {
+    const SixteenBitSum sum = sixteen_bit_sum(tensor.scalar_type());
+    type = sum.type;
+    mpi_op = sum.op;
+  } else {
+    type = mpi_type_of(tensor);
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(
+      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, mpi_op, comm_, &request));
+  return std::make_unique<MpiPendingCollective>(request, tensor,
+                                                op == ReduceOp::kAverage ? size_ : 1);
 }
 
 void MpiCommunicator::broadcast(at::Tensor& tensor, int root) {

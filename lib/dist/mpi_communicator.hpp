@@ -18,6 +18,7 @@ class MpiCommunicator final : public Communicator {
   std::string backend() const override { return "mpi"; }
 
   void all_reduce(at::Tensor& tensor, ReduceOp op) override;
+  std::unique_ptr<PendingCollective> all_reduce_async(at::Tensor& tensor, ReduceOp op) override;
   void broadcast(at::Tensor& tensor, int root) override;
   at::Tensor all_gather(const at::Tensor& tensor) override;
   void barrier() override;

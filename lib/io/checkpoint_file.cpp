@@ -126,7 +126,11 @@ CheckpointContents decode_checkpoint(const std::string& bytes, const std::string
       const auto size = entry.at("bytes").get<std::uint64_t>();
       std::uint64_t expected = at::elementSize(dtype->second);
       for (std::int64_t d : shape) {
-        if (d < 0 || d > (std::int64_t{1} << 40)) fail(origin, "tensor '" + name + "' bad shape");
+        // Bounded by the payload before multiplying, so no product can overflow.
+        if (d < 0) fail(origin, "tensor '" + name + "' has a bad shape");
+        if (d > 0 && expected > payload_size / static_cast<std::uint64_t>(d)) {
+          fail(origin, "tensor '" + name + "' does not fit the file");
+        }
         expected *= static_cast<std::uint64_t>(d);
       }
       if (size != expected || offset > payload_size || size > payload_size - offset) {

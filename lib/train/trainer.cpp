@@ -25,6 +25,12 @@ std::uint64_t dropout_seed(std::int64_t seed, int rank, std::int64_t step) {
          static_cast<std::uint64_t>(step) * 7919u;
 }
 
+at::ScalarType wire_dtype(const std::string& name) {
+  if (name == "bf16") return at::kBFloat16;
+  if (name == "fp16") return at::kHalf;
+  return at::kFloat;
+}
+
 at::Generator& cpu_generator() {
   static at::Generator generator = at::detail::getDefaultCPUGenerator();
   return generator;
@@ -45,14 +51,16 @@ Trainer::Trainer(const config::TrainConfig& config, dist::Communicator& comm,
       sampler_(train_set.size(), comm.size(), comm.rank(), config.seed, /*shuffle=*/true,
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
-      averager_(comm, model.parameters()),
+      reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype)),
       epoch_loss_sum_(at::zeros({}, at::kDouble)) {
   broadcast_parameters(comm_, model_);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
 }
 
 std::int64_t Trainer::steps_per_epoch() const {
-  return (sampler_.num_samples() + config_.batch_size - 1) / config_.batch_size;
+  const std::int64_t batches =
+      (sampler_.num_samples() + config_.batch_size - 1) / config_.batch_size;
+  return (batches + config_.grad_accum - 1) / config_.grad_accum;
 }
 
 bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
@@ -82,28 +90,37 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   const at::Tensor shard = sampler_.indices_from(progress_.position);
   std::int64_t first = 0;
 
-  for (; first < shard.size(0) && progress_.step < step_limit; first += config_.batch_size) {
-    const std::int64_t size = std::min<std::int64_t>(config_.batch_size, shard.size(0) - first);
-    const at::Tensor indices = shard.narrow(0, first, size);
-    if (hooks.on_batch) hooks.on_batch(indices);
-    const data::Batch batch = train_batches_.make(indices);
-    optimizer_->zero_grad();
-    const at::Tensor loss = at::cross_entropy_loss(model_.forward(batch.inputs), batch.targets);
-    loss.backward();
-    // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
-    // preemption signal costs no extra message per step.
-    const bool stop = averager_.average(/*stop_requested=*/hooks.stop_requested());
+  while (first < shard.size(0) && progress_.step < step_limit) {
+    // One optimizer step: up to --grad-accum micro-batches, communicating on the last.
+    const std::int64_t batches_left =
+        (shard.size(0) - first + config_.batch_size - 1) / config_.batch_size;
+    const std::int64_t micro_batches = std::min<std::int64_t>(config_.grad_accum, batches_left);
+    reducer_.zero_grad();
+    for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
+      const std::int64_t size = std::min<std::int64_t>(config_.batch_size, shard.size(0) - first);
+      const at::Tensor indices = shard.narrow(0, first, size);
+      if (hooks.on_batch) hooks.on_batch(indices);
+      const data::Batch batch = train_batches_.make(indices);
+      const at::Tensor loss = at::cross_entropy_loss(model_.forward(batch.inputs), batch.targets);
+      // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
+      // preemption signal costs no extra message per step.
+      reducer_.prepare_backward(/*communicate=*/micro + 1 == micro_batches,
+                                /*stop_requested=*/hooks.stop_requested());
+      (micro_batches > 1 ? loss / static_cast<double>(micro_batches) : loss).backward();
+      epoch_loss_sum_ += loss.detach();
+      ++epoch_loss_count_;
+      epoch_images_ += size;
+      progress_.position += size * comm_.size();
+      first += size;
+    }
+    const bool stop = reducer_.finish();
     optimizer_->step();
-    epoch_loss_sum_ += loss.detach();
-    ++epoch_loss_count_;
-    epoch_images_ += size;
     ++progress_.step;
-    progress_.position += size * comm_.size();
     if (stop) {
       stopped = true;
       break;
     }
-    const bool last_step = first + size >= shard.size(0);
+    const bool last_step = first >= shard.size(0);
     if (config_.checkpoint_every > 0 && progress_.step % config_.checkpoint_every == 0 &&
         !last_step) {
       hooks.on_checkpoint(CheckpointPoint::kEveryNSteps);

@@ -16,7 +16,7 @@
 #include "io/checkpoint_file.hpp"
 #include "model/classifier.hpp"
 #include "train/evaluator.hpp"
-#include "train/gradient_averager.hpp"
+#include "train/gradient_reducer.hpp"
 #include "train/training_checkpoint.hpp"
 
 namespace mnist_ddp::train {
@@ -100,7 +100,7 @@ class Trainer {
   data::BatchMaker test_batches_;
   data::DistributedSampler sampler_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  GradientAverager averager_;
+  GradientReducer reducer_;
   TrainProgress progress_;
   // This rank's loss sum, rank-steps and images of the epoch since they were last gathered
   // into progress_; kept as a tensor so the loop never waits for a value.

@@ -28,6 +28,8 @@ nlohmann::json training_shape(const config::TrainConfig& c, std::int64_t train_s
           {"normalize_mean", c.normalize_mean},
           {"normalize_std", c.normalize_std},
           {"drop_last", c.drop_last},
+          {"grad_accum", c.grad_accum},
+          {"grad_dtype", c.grad_dtype},
           {"train_images", train_size}};
 }
 

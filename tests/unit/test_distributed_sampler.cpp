@@ -179,4 +179,180 @@ TEST_SUITE("DistributedSampler") {
   }
 }
 
+namespace {
+
+/// A run that trained `steps` steps of `batch` samples per rank on `world` ranks.
+struct Progress {
+  std::int64_t n;      // data set size
+  int world;           // ranks that trained
+  std::int64_t batch;  // samples per rank and step
+  std::int64_t steps;  // steps trained this epoch
+
+  /// Positions of the padded global order trained so far.
+  std::int64_t position() const { return steps * batch * world; }
+};
+
+/// Rank `rank` of `world`'s indices for the rest of epoch 4 after `position` positions.
+std::vector<std::int64_t> rest_of_epoch(std::int64_t n, int world, int rank, std::int64_t position,
+                                        bool drop_last) {
+  DistributedSampler sampler(n, world, rank, kSeed, /*shuffle=*/true, drop_last);
+  sampler.set_epoch(4);
+  return to_vector(sampler.indices_from(position));
+}
+
+/// The samples `run` trained: its ranks' first steps x batch indices, interleaved by rank, which
+/// is the order the positions of the padded global order were consumed in.
+std::vector<std::int64_t> consumed(const Progress& run, bool drop_last) {
+  std::vector<std::vector<std::int64_t>> shards;
+  for (int rank = 0; rank < run.world; ++rank) {
+    shards.push_back(rest_of_epoch(run.n, run.world, rank, /*position=*/0, drop_last));
+  }
+  std::vector<std::int64_t> trained;
+  for (std::int64_t i = 0; i < run.steps * run.batch; ++i) {
+    for (int rank = 0; rank < run.world; ++rank) trained.push_back(shards[rank].at(i));
+  }
+  return trained;
+}
+
+// Same and changed world sizes; p = steps x batch x world stays below n in each.
+const std::vector<Progress> kProgress = {
+    {60, 4, 3, 2},    {101, 8, 4, 2}, {10, 3, 1, 3},  {7, 1, 2, 3},  {100, 4, 5, 0},
+    {1000, 3, 7, 40}, {13, 2, 3, 2},  {103, 4, 5, 3}, {50, 2, 4, 5}, {31, 3, 2, 3},
+    {100, 8, 3, 2},   {10, 1, 2, 4},  {20, 2, 3, 3},  {5, 1, 1, 4}};
+
+}  // namespace
+
+TEST_SUITE("DistributedSampler") {
+  TEST_CASE("indices_from(0) is indices()") {
+    for (Setup s : kSetups) {
+      for (bool shuffle : {true, false}) {
+        for (bool drop_last : {false, true}) {
+          for (int rank = 0; rank < s.world; ++rank) {
+            CAPTURE(s.n);
+            CAPTURE(s.world);
+            CAPTURE(rank);
+            CAPTURE(shuffle);
+            CAPTURE(drop_last);
+            DistributedSampler sampler(s.n, s.world, rank, kSeed, shuffle, drop_last);
+            sampler.set_epoch(2);
+            const at::Tensor from_start = sampler.indices_from(0);
+            CHECK(from_start.dtype() == at::kLong);
+            CHECK(from_start.numel() == sampler.num_samples());
+            CHECK(to_vector(from_start) == to_vector(sampler.indices()));
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("resuming with the same world size gives exactly the rest of indices()") {
+    for (const Progress& run : kProgress) {
+      for (bool drop_last : {false, true}) {
+        CAPTURE(run.n);
+        CAPTURE(run.world);
+        CAPTURE(run.batch);
+        CAPTURE(run.steps);
+        CAPTURE(drop_last);
+        REQUIRE(run.position() < run.n);
+        for (int rank = 0; rank < run.world; ++rank) {
+          CAPTURE(rank);
+          const auto whole = rest_of_epoch(run.n, run.world, rank, /*position=*/0, drop_last);
+          REQUIRE(static_cast<std::int64_t>(whole.size()) >= run.steps * run.batch);
+          const std::vector<std::int64_t> expected(whole.begin() + run.steps * run.batch,
+                                                   whole.end());
+          CHECK(rest_of_epoch(run.n, run.world, rank, run.position(), drop_last) == expected);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("resuming on another world size trains every sample once, plus the padding") {
+    for (const Progress& run : kProgress) {
+      for (int resumed : {1, 2, 3, 4, 5, 7, 16}) {
+        CAPTURE(run.n);
+        CAPTURE(run.world);
+        CAPTURE(run.batch);
+        CAPTURE(run.steps);
+        CAPTURE(resumed);
+        const std::int64_t p = run.position();
+        const auto order = to_vector(epoch_permutation(run.n, kSeed, /*epoch=*/4));
+        const auto trained = consumed(run, /*drop_last=*/false);
+        // What the first run consumed is the start of the epoch's order.
+        CHECK(trained == std::vector<std::int64_t>(order.begin(), order.begin() + p));
+
+        const std::int64_t left = run.n - p;
+        const std::int64_t per_rank = ceil_div(left, resumed);
+        const std::int64_t padding = per_rank * resumed - left;
+        std::map<std::int64_t, std::int64_t> seen;
+        for (std::int64_t i : trained) ++seen[i];
+        for (int rank = 0; rank < resumed; ++rank) {
+          CAPTURE(rank);
+          const auto shard = rest_of_epoch(run.n, resumed, rank, p, /*drop_last=*/false);
+          CHECK(static_cast<std::int64_t>(shard.size()) == per_rank);
+          for (std::size_t i = 0; i < shard.size(); ++i) {
+            // Rank m's i-th sample is at i * M + m of the remaining order, padded from its start.
+            const std::int64_t q = static_cast<std::int64_t>(i) * resumed + rank;
+            CHECK(shard[i] == (q < left ? order[p + q] : order[(q - left) % run.n]));
+            ++seen[shard[i]];
+          }
+        }
+        // Each index once, and the padding repeats the first entries of the permutation.
+        std::map<std::int64_t, std::int64_t> expected;
+        for (std::int64_t i : order) expected[i] = 1;
+        for (std::int64_t j = 0; j < padding; ++j) ++expected[order[j % run.n]];
+        CHECK(seen == expected);
+      }
+    }
+  }
+
+  TEST_CASE("resuming on another world size with drop_last repeats nothing") {
+    for (const Progress& run : kProgress) {
+      for (int resumed : {1, 2, 3, 4, 5, 7, 16}) {
+        CAPTURE(run.n);
+        CAPTURE(run.world);
+        CAPTURE(run.batch);
+        CAPTURE(run.steps);
+        CAPTURE(resumed);
+        const std::int64_t p = run.position();
+        const auto order = to_vector(epoch_permutation(run.n, kSeed, /*epoch=*/4));
+        const auto trained = consumed(run, /*drop_last=*/true);
+        CHECK(trained == std::vector<std::int64_t>(order.begin(), order.begin() + p));
+
+        const std::int64_t per_rank = (run.n - p) / resumed;
+        std::map<std::int64_t, std::int64_t> seen;
+        for (std::int64_t i : trained) ++seen[i];
+        for (int rank = 0; rank < resumed; ++rank) {
+          const auto shard = rest_of_epoch(run.n, resumed, rank, p, /*drop_last=*/true);
+          CHECK(static_cast<std::int64_t>(shard.size()) == per_rank);
+          for (std::int64_t i : shard) ++seen[i];
+        }
+        // Exactly the order up to the dropped tail, each once.
+        std::map<std::int64_t, std::int64_t> expected;
+        for (std::int64_t j = 0; j < p + per_rank * resumed; ++j) expected[order[j]] = 1;
+        CHECK(seen == expected);
+      }
+    }
+  }
+
+  TEST_CASE("a position at or past the end of the epoch gives empty shards") {
+    for (Setup s : kSetups) {
+      for (bool drop_last : {false, true}) {
+        for (std::int64_t position : {s.n, s.n + 1, s.n + 1000}) {
+          for (int rank = 0; rank < s.world; ++rank) {
+            CAPTURE(s.n);
+            CAPTURE(s.world);
+            CAPTURE(drop_last);
+            CAPTURE(position);
+            CAPTURE(rank);
+            DistributedSampler sampler(s.n, s.world, rank, kSeed, /*shuffle=*/true, drop_last);
+            const at::Tensor rest = sampler.indices_from(position);
+            CHECK(rest.numel() == 0);
+            CHECK(rest.dtype() == at::kLong);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace mnist_ddp::testing

@@ -242,4 +242,122 @@ TEST_SUITE("parse_command") {
   }
 }
 
+namespace {
+
+/// Checks the checkpoint fields of `got` against `want`.
+void check_same_checkpointing(const TrainConfig& got, const TrainConfig& want) {
+  CHECK(got.checkpoint_dir == want.checkpoint_dir);
+  CHECK(got.checkpoint_every == want.checkpoint_every);
+  CHECK(got.keep_last == want.keep_last);
+  CHECK(got.resume == want.resume);
+  CHECK(got.eval_only == want.eval_only);
+  CHECK(got.export_model == want.export_model);
+}
+
+}  // namespace
+
+TEST_SUITE("parse_command") {
+  TEST_CASE("the checkpoint options default to no checkpoints, keep 3, resume never") {
+    const TrainConfig config = parse({}).config;
+    check_same_checkpointing(config, TrainConfig{});
+    CHECK(config.checkpoint_dir.empty());
+    CHECK(config.checkpoint_every == 0);
+    CHECK(config.keep_last == 3);
+    CHECK(config.resume == "never");
+    CHECK_FALSE(config.eval_only);
+    CHECK(config.export_model.empty());
+  }
+
+  TEST_CASE("every checkpoint option is read from the command line") {
+    const Command command =
+        parse({"--checkpoint-dir", "/scratch/ckpt", "--checkpoint-every", "50", "--keep-last", "5",
+               "--resume", "auto", "--export-model", "model.pt"});
+    TrainConfig want;
+    want.checkpoint_dir = "/scratch/ckpt";
+    want.checkpoint_every = 50;
+    want.keep_last = 5;
+    want.resume = "auto";
+    want.export_model = "model.pt";
+    check_same_checkpointing(command.config, want);
+
+    // --eval-only needs a checkpoint, so it cannot join the list above with "auto" alone.
+    const TrainConfig eval =
+        parse({"--eval-only", "--resume", "/scratch/ckpt/ckpt-step-000000100.mddp"}).config;
+    CHECK(eval.eval_only);
+    CHECK(eval.resume == "/scratch/ckpt/ckpt-step-000000100.mddp");
+    CHECK(parse({"--eval-only=false"}).config.eval_only == false);
+  }
+
+  TEST_CASE("checkpoint options come from MNIST_DDP_* variables and --config files too") {
+    TempDir dir;
+    const std::string path = dir.file("run.cfg");
+    const std::string text = "checkpoint-dir = /from/file\nkeep-last = 7\nresume = auto\n";
+    write_file(path, Bytes(text.begin(), text.end()));
+    ScopedEnv every("MNIST_DDP_CHECKPOINT_EVERY", "25");
+    ScopedEnv keep("MNIST_DDP_KEEP_LAST", "4");
+    const TrainConfig config = parse({"--config", path.c_str()}).config;
+    CHECK(config.checkpoint_dir == "/from/file");
+    CHECK(config.checkpoint_every == 25);
+    CHECK(config.keep_last == 4);  // environment over file
+    CHECK(config.resume == "auto");
+  }
+
+  TEST_CASE("a resume path needs no --checkpoint-dir; auto and --eval-only work with one") {
+    CHECK(parse({"--resume", "run/ckpt-step-000000001.json"}).config.resume ==
+          "run/ckpt-step-000000001.json");
+    const TrainConfig config =
+        parse({"--checkpoint-dir", "ckpt", "--resume", "auto", "--eval-only"}).config;
+    CHECK(config.eval_only);
+    CHECK(config.resume == "auto");
+  }
+
+  TEST_CASE("each checkpoint validation rule names the option") {
+    struct Rule {
+      std::vector<const char*> args;
+      std::vector<const char*> parts;  // all of these must appear in the message
+    };
+    const std::vector<Rule> rules = {
+        {{"--keep-last", "0"}, {"--keep-last", "at least 1", "(got 0)"}},
+        {{"--keep-last=-2"}, {"--keep-last", "(got -2)"}},
+        {{"--checkpoint-every=-1"}, {"--checkpoint-every", "at least 0", "(got -1)"}},
+        {{"--resume", "auto"}, {"--resume", "--checkpoint-dir", "(got auto)"}},
+        {{"--eval-only"}, {"--resume", "--eval-only", "(got never)"}},
+        {{"--eval-only", "--resume", "never", "--checkpoint-dir", "ckpt"},
+         {"--resume", "--eval-only", "(got never)"}},
+    };
+    for (const Rule& rule : rules) {
+      const std::string message = usage_error(rule.args);
+      INFO("message: ", message);
+      for (const char* part : rule.parts) {
+        CAPTURE(part);
+        CHECK(contains(message, part));
+      }
+    }
+  }
+
+  TEST_CASE("validate applies the checkpoint rules to a TrainConfig directly") {
+    TrainConfig config;
+    config.keep_last = 0;
+    CHECK(contains(error_message<UsageError>([&] { config::validate(config); }), "--keep-last"));
+    config = TrainConfig{};
+    config.checkpoint_every = -1;
+    CHECK(contains(error_message<UsageError>([&] { config::validate(config); }),
+                   "--checkpoint-every"));
+    config = TrainConfig{};
+    config.resume = "auto";
+    CHECK(contains(error_message<UsageError>([&] { config::validate(config); }), "--resume"));
+    config.checkpoint_dir = "ckpt";
+    CHECK_NOTHROW(config::validate(config));
+  }
+
+  TEST_CASE("help_text mentions every checkpoint option") {
+    const std::string help = config::help_text();
+    for (const char* option : {"--checkpoint-dir", "--checkpoint-every", "--keep-last", "--resume",
+                               "--eval-only", "--export-model"}) {
+      CAPTURE(option);
+      CHECK(contains(help, option));
+    }
+  }
+}
+
 }  // namespace mnist_ddp::testing

@@ -1,0 +1,26 @@
+// lib/config/bench_options.hpp — provides: BenchConfig and parse_bench_command, the options of
+// the allreduce benchmark (message size sweep, iterations).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mnist_ddp::config {
+
+/// The allreduce sweep, as nccl-tests' -b/-e/-f/-n/-w.
+struct BenchConfig {
+  std::int64_t min_bytes = 8;                   // first message size
+  std::int64_t max_bytes = 64ll * 1024 * 1024;  // last message size
+  int factor = 2;                               // each size is the previous one times this
+  int iters = 20;                               // timed allreduces per size
+  int warmup = 5;                               // untimed allreduces per size first
+  bool help = false;
+};
+
+/// Parses the benchmark's command line; throws UsageError naming the bad option or value.
+BenchConfig parse_bench_command(int argc, const char* const argv[]);
+
+/// The benchmark's --help text.
+std::string bench_help_text();
+
+}  // namespace mnist_ddp::config
