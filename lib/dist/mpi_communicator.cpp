@@ -47,21 +47,18 @@ struct SixteenBitSum {
   MPI_Op op = MPI_OP_NULL;
 };
 
+template <typename Half>
+SixteenBitSum make_sixteen_bit_sum() {
+  SixteenBitSum sum;
+  MDDP_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &sum.type));
+  MDDP_MPI_CHECK(MPI_Type_commit(&sum.type));
+  MDDP_MPI_CHECK(MPI_Op_create(&sum_16_bit<Half>, /*commute=*/1, &sum.op));
+  return sum;
+}
+
 SixteenBitSum sixteen_bit_sum(at::ScalarType dtype) {
-  static const SixteenBitSum bfloat16 = [] {
-    SixteenBitSum sum;
-    MDDP_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &sum.type));
-    MDDP_MPI_CHECK(MPI_Type_commit(&sum.type));
-    MDDP_MPI_CHECK(MPI_Op_create(&sum_16_bit<c10::BFloat16>, /*commute=*/1, &sum.op));
-    return sum;
-  }();
-  static const SixteenBitSum half = [] {
-    SixteenBitSum sum;
-    MDDP_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &sum.type));
-    MDDP_MPI_CHECK(MPI_Type_commit(&sum.type));
-    MDDP_MPI_CHECK(MPI_Op_create(&sum_16_bit<c10::Half>, /*commute=*/1, &sum.op));
-    return sum;
-  }();
+  static const SixteenBitSum bfloat16 = make_sixteen_bit_sum<c10::BFloat16>();
+  static const SixteenBitSum half = make_sixteen_bit_sum<c10::Half>();
   return dtype == at::kBFloat16 ? bfloat16 : half;
 }
 
