@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "common/error.hpp"
+#include "common/process_clock.hpp"
 #include "config/options.hpp"
 #include "data/mnist_dataset.hpp"
 #include "dist/agreed_failure.hpp"
@@ -105,6 +106,8 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
   };
   hooks.on_checkpoint = [&](train::CheckpointPoint point) { checkpointer.save(trainer, point); };
   hooks.stop_requested = train::stop_requested;
+  double startup_seconds = 0;
+  hooks.on_first_step = [&startup_seconds] { startup_seconds = seconds_since_process_start(); };
 
   io::print_epoch_header(log);
   const train::TrainSummary summary = trainer.run(hooks);
@@ -123,7 +126,8 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
     log.line("# model exported to %s", config.export_model.c_str());
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  metrics->write_summary(summary, wall);
+  metrics->write_summary(summary, wall, startup_seconds);
+  io::print_timing(log, startup_seconds, summary.phases);
   const bool accurate_enough = io::print_summary(log, summary, config.min_accuracy, wall);
   return static_cast<int>(accurate_enough ? ExitCode::kOk : ExitCode::kFailure);
 }

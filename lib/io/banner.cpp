@@ -1,6 +1,8 @@
 // lib/io/banner.cpp — fixed-width tables in the style of nccl-tests.
 #include "io/banner.hpp"
 
+#include <algorithm>
+
 #include "io/versions.hpp"
 
 namespace mnist_ddp::io {
@@ -64,6 +66,19 @@ bool print_summary(const Log& log, const train::TrainSummary& s, double min_accu
              static_cast<long long>(s.test.count), 100.0 * min_accuracy);
   }
   return ok;
+}
+
+}  // namespace mnist_ddp::io
+
+namespace mnist_ddp::io {
+
+void print_timing(const Log& log, double startup_seconds, const train::PhaseTimes& p) {
+  const double total = std::max(p.total(), 1e-12);
+  log.line(
+      "# first training step %.2f s after launch; training time on rank 0: data %.0f%%, "
+      "forward %.0f%%, backward %.0f%%, comm wait %.0f%%, optimizer %.0f%%",
+      startup_seconds, 100 * p.data / total, 100 * p.forward / total, 100 * p.backward / total,
+      100 * p.comm_wait / total, 100 * p.optimizer / total);
 }
 
 }  // namespace mnist_ddp::io

@@ -25,4 +25,7 @@ void print_epoch(const Log& log, const train::EpochReport& report);
 bool print_summary(const Log& log, const train::TrainSummary& summary, double min_accuracy,
                    double wall_seconds);
 
+/// Start-up time and where this rank's training time went, as shares.
+void print_timing(const Log& log, double startup_seconds, const train::PhaseTimes& phases);
+
 }  // namespace mnist_ddp::io

@@ -7,6 +7,17 @@
 #include "common/error.hpp"
 
 namespace mnist_ddp::io {
+namespace {
+
+nlohmann::json phase_record(const train::PhaseTimes& phases) {
+  return {{"data_s", phases.data},
+          {"forward_s", phases.forward},
+          {"backward_s", phases.backward},
+          {"comm_wait_s", phases.comm_wait},
+          {"optimizer_s", phases.optimizer}};
+}
+
+}  // namespace
 
 MetricsWriter::MetricsWriter(const std::string& path, RunFacts facts) : facts_(std::move(facts)) {
   if (path.empty()) return;
@@ -28,10 +39,12 @@ void MetricsWriter::write_epoch(const train::EpochReport& report) {
          {"images_per_sec", report.images_per_sec},
          {"train_s", report.train_seconds},
          {"elapsed_s", report.elapsed_seconds},
-         {"world_size", facts_.world_size}});
+         {"world_size", facts_.world_size},
+         {"phases_rank0", phase_record(report.phases)}});
 }
 
-void MetricsWriter::write_summary(const train::TrainSummary& summary, double wall_seconds) {
+void MetricsWriter::write_summary(const train::TrainSummary& summary, double wall_seconds,
+                                  double startup_seconds) {
   write({{"event", "summary"},
          {"test_loss", summary.test.loss},
          {"test_accuracy", summary.test.accuracy},
@@ -39,6 +52,8 @@ void MetricsWriter::write_summary(const train::TrainSummary& summary, double wal
          {"steps", summary.steps},
          {"train_images_per_sec", summary.images_per_sec},
          {"wall_s", wall_seconds},
+         {"startup_s", startup_seconds},
+         {"phases_rank0", phase_record(summary.phases)},
          {"world_size", facts_.world_size},
          {"backend", facts_.backend},
          {"model", facts_.model}});

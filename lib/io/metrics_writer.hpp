@@ -25,11 +25,12 @@ class MetricsWriter {
   MetricsWriter(const std::string& path, RunFacts facts);
 
   /// {"event":"epoch", epoch, step, train_loss, test_loss, test_accuracy, images_per_sec,
-  ///  elapsed_s, world_size, ...}
+  ///  elapsed_s, world_size, phases_rank0: {data_s, forward_s, ...}, ...}
   void write_epoch(const train::EpochReport& report);
   /// {"event":"summary", test_loss, test_accuracy, train_loss, steps, train_images_per_sec,
-  ///  wall_s, world_size, backend, model}
-  void write_summary(const train::TrainSummary& summary, double wall_seconds);
+  ///  wall_s, startup_s, phases_rank0, world_size, backend, model}
+  void write_summary(const train::TrainSummary& summary, double wall_seconds,
+                     double startup_seconds);
 
  private:
   void write(const nlohmann::json& record);

@@ -36,7 +36,23 @@ at::Generator& cpu_generator() {
   return generator;
 }
 
+/// Adds the time since `mark` to `into` and moves `mark` to now.
+void lap(Clock::time_point& mark, double& into) {
+  const Clock::time_point now = Clock::now();
+  into += std::chrono::duration<double>(now - mark).count();
+  mark = now;
+}
+
 }  // namespace
+
+PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& other) {
+  data += other.data;
+  forward += other.forward;
+  backward += other.backward;
+  comm_wait += other.comm_wait;
+  optimizer += other.optimizer;
+  return *this;
+}
 
 Trainer::Trainer(const config::TrainConfig& config, dist::Communicator& comm,
                  model::Classifier& model, const data::Dataset& train_set,
@@ -89,24 +105,31 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   sampler_.set_epoch(progress_.epoch);
   const at::Tensor shard = sampler_.indices_from(progress_.position);
   std::int64_t first = 0;
+  PhaseTimes phases;
+  if (hooks.on_first_step && first_step_pending_) hooks.on_first_step();
+  first_step_pending_ = false;
 
   while (first < shard.size(0) && progress_.step < step_limit) {
     // One optimizer step: up to --grad-accum micro-batches, communicating on the last.
     const std::int64_t batches_left =
         (shard.size(0) - first + config_.batch_size - 1) / config_.batch_size;
     const std::int64_t micro_batches = std::min<std::int64_t>(config_.grad_accum, batches_left);
+    Clock::time_point mark = Clock::now();
     reducer_.zero_grad();
     for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
       const std::int64_t size = std::min<std::int64_t>(config_.batch_size, shard.size(0) - first);
       const at::Tensor indices = shard.narrow(0, first, size);
       if (hooks.on_batch) hooks.on_batch(indices);
       const data::Batch batch = train_batches_.make(indices);
+      lap(mark, phases.data);
       const at::Tensor loss = at::cross_entropy_loss(model_.forward(batch.inputs), batch.targets);
+      lap(mark, phases.forward);
       // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
       // preemption signal costs no extra message per step.
       reducer_.prepare_backward(/*communicate=*/micro + 1 == micro_batches,
                                 /*stop_requested=*/hooks.stop_requested());
       (micro_batches > 1 ? loss / static_cast<double>(micro_batches) : loss).backward();
+      lap(mark, phases.backward);
       epoch_loss_sum_ += loss.detach();
       ++epoch_loss_count_;
       epoch_images_ += size;
@@ -114,7 +137,9 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
       first += size;
     }
     const bool stop = reducer_.finish();
+    lap(mark, phases.comm_wait);
     optimizer_->step();
+    lap(mark, phases.optimizer);
     ++progress_.step;
     if (stop) {
       stopped = true;
@@ -137,6 +162,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   report.images = progress_.images;
   report.train_seconds = seconds_since(start);
   report.images_per_sec = (progress_.images - images_before) / report.train_seconds;
+  report.phases = phases;
   return report;
 }
 
@@ -152,6 +178,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     EpochReport report = train_epoch(step_limit, hooks, stopped);
     summary.images += progress_.images - images_before;
     summary.train_seconds += report.train_seconds;
+    summary.phases += report.phases;
     if (stopped || agree_to_stop(hooks)) {
       hooks.on_checkpoint(CheckpointPoint::kStop);
       summary.preempted = true;

@@ -21,7 +21,18 @@
 
 namespace mnist_ddp::train {
 
-/// What one epoch did, reduced over all ranks (identical on every rank).
+/// Where this rank's training time went, in seconds.
+struct PhaseTimes {
+  double data = 0;       // gathering and normalizing batches
+  double forward = 0;    // forward pass and loss
+  double backward = 0;   // backward pass, with the bucket allreduces it starts
+  double comm_wait = 0;  // waiting for the gradient allreduces to finish
+  double optimizer = 0;  // optimizer step
+  double total() const { return data + forward + backward + comm_wait + optimizer; }
+  PhaseTimes& operator+=(const PhaseTimes& other);
+};
+
+/// What one epoch did, reduced over all ranks (identical on every rank, but `phases`).
 struct EpochReport {
   std::int64_t epoch = 0;      // 1-based
   std::int64_t step = 0;       // optimizer steps since the start of training
@@ -32,6 +43,7 @@ struct EpochReport {
   double train_seconds = 0;    // training time of the epoch in this process, excluding evaluation
   double images_per_sec = 0;   // images trained in this process / train_seconds: global throughput
   double elapsed_seconds = 0;  // since the start of training in this process
+  PhaseTimes phases;           // this rank's
 };
 
 /// The run as a whole (this process's part of it, when resumed).
@@ -43,6 +55,7 @@ struct TrainSummary {
   double train_seconds = 0;
   double images_per_sec = 0;
   bool preempted = false;  // a stop signal ended the run early (after a checkpoint)
+  PhaseTimes phases;       // this rank's, all epochs
 };
 
 /// Why a checkpoint is due; every rank gets the same calls in the same order.
@@ -57,6 +70,8 @@ struct TrainerHooks {
   std::function<bool()> stop_requested = [] { return false; };
   /// When set, called with the sample indices of every training batch (tests, tracing).
   std::function<void(const at::Tensor&)> on_batch;
+  /// When set, called once, right before the first training step of this process.
+  std::function<void()> on_first_step;
 };
 
 /// Trains `model` on this rank's shard of `train_set`. Every rank must construct it with the
@@ -107,6 +122,7 @@ class Trainer {
   at::Tensor epoch_loss_sum_;
   std::int64_t epoch_loss_count_ = 0;
   std::int64_t epoch_images_ = 0;
+  bool first_step_pending_ = true;
 };
 
 }  // namespace mnist_ddp::train
