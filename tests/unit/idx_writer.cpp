@@ -1,12 +1,17 @@
-// tests/unit/idx_writer.cpp — writing test files byte for byte, raw or through zlib.
+// tests/unit/idx_writer.cpp — writing and reading test files byte for byte, raw or through zlib;
+// comparing tensors bit for bit.
 #include "idx_writer.hpp"
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
+#include <ATen/ATen.h>
+#include <doctest/doctest.h>
 #include <zlib.h>
 
 namespace mnist_ddp::testing {
@@ -74,6 +79,22 @@ void write_file(const std::string& path, const Bytes& bytes, Compression compres
   if (written != static_cast<int>(bytes.size()) || closed != Z_OK) {
     throw std::runtime_error("cannot gzwrite " + path);
   }
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  REQUIRE(file.good());
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
+  const at::Tensor ca = a.contiguous();
+  const at::Tensor cb = b.contiguous();
+  const auto bytes = static_cast<std::size_t>(ca.numel()) * ca.element_size();
+  return bytes == 0 || std::memcmp(ca.data_ptr(), cb.data_ptr(), bytes) == 0;
 }
 
 bool contains(const std::string& text, const std::string& part) {

@@ -1,11 +1,14 @@
 // tests/unit/idx_writer.hpp — provides: TempDir (a scratch folder removed on destruction), IDX
-// bytes from magic/dims/payload (well-formed or not), raw and gzip file writers, error_message.
+// bytes from magic/dims/payload (well-formed or not), raw and gzip file writers, read_bytes,
+// same_bits, contains, error_message.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <ATen/core/Tensor.h>
 
 namespace mnist_ddp::testing {
 
@@ -47,6 +50,12 @@ enum class Compression { kRaw, kGzip };
 /// Writes `bytes` to `path`, through zlib's gzwrite when `compression` is kGzip.
 void write_file(const std::string& path, const Bytes& bytes,
                 Compression compression = Compression::kRaw);
+
+/// The whole file at `path`, byte for byte; a doctest REQUIRE fails when it cannot be opened.
+std::string read_bytes(const std::string& path);
+
+/// True when both tensors have the same type, shape and bytes (so NaNs and -0.0 count too).
+bool same_bits(const at::Tensor& a, const at::Tensor& b);
 
 /// True when `part` occurs in `text`.
 bool contains(const std::string& text, const std::string& part);

@@ -1,9 +1,7 @@
 // tests/unit/test_atomic_file.cpp — write_file_atomically: exact contents, replacement of an
 // existing file, mode 0644, no temporary file left behind, and errors that name the path.
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -17,15 +15,6 @@ namespace mnist_ddp::testing {
 namespace {
 
 using io::write_file_atomically;
-
-/// The whole file at `path`, byte for byte.
-std::string read_bytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  REQUIRE(file.good());
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
 
 /// The names of everything in `folder`.
 std::set<std::string> folder_names(const std::string& folder) {

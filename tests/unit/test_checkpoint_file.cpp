@@ -2,7 +2,6 @@
 // of every supported type, and CheckpointError (never a crash) for foreign, truncated, damaged,
 // newer and inconsistent files; the CRC-32 that manifests record.
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -81,15 +80,6 @@ std::string entry(const std::string& dtype, const std::string& shape, const std:
 /// The CheckpointError message for decoding `bytes`.
 std::string decode_error(const std::string& bytes) {
   return error_message<CheckpointError>([&] { decode_checkpoint(bytes, kOrigin); });
-}
-
-/// True when both tensors have the same type, shape and bytes (so NaNs and -0.0 count too).
-bool same_bits(const at::Tensor& a, const at::Tensor& b) {
-  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
-  const at::Tensor ca = a.contiguous();
-  const at::Tensor cb = b.contiguous();
-  const auto bytes = static_cast<std::size_t>(ca.numel()) * ca.element_size();
-  return bytes == 0 || std::memcmp(ca.data_ptr(), cb.data_ptr(), bytes) == 0;
 }
 
 /// Tensors of every supported type, with the values most likely to be mangled.

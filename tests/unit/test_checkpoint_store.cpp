@@ -2,10 +2,8 @@
 // manifests, pruning to the newest K, falling back past damaged checkpoints, and the errors.
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,15 +23,6 @@ namespace fs = std::filesystem;
 using io::CheckpointStore;
 using io::read_checkpoint;
 using io::StoredCheckpoint;
-
-/// The whole file at `path`, byte for byte.
-std::string read_bytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  REQUIRE(file.good());
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
 
 /// Writes `bytes` to `path`, replacing it.
 void write_bytes(const std::string& path, const std::string& bytes) {

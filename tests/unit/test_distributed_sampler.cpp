@@ -220,6 +220,36 @@ const std::vector<Progress> kProgress = {
     {1000, 3, 7, 40}, {13, 2, 3, 2},  {103, 4, 5, 3}, {50, 2, 4, 5}, {31, 3, 2, 3},
     {100, 8, 3, 2},   {10, 1, 2, 4},  {20, 2, 3, 3},  {5, 1, 1, 4}};
 
+/// A run from kProgress, stopped after `p` positions of epoch 4 and resumed on `resumed` ranks.
+struct Resume {
+  const Progress& run;
+  int resumed;                        // ranks of the resumed run
+  std::int64_t p;                     // run.position()
+  std::vector<std::int64_t> order;    // epoch 4's permutation of all n indices
+  std::vector<std::int64_t> trained;  // what `run` consumed before it stopped
+};
+
+/// Calls `check` for every run in kProgress resumed on each of several world sizes, with the
+/// run captured for doctest, after checking that what the run trained is the start of the order.
+template <typename F>
+void for_each_resume(bool drop_last, F&& check) {
+  for (const Progress& run : kProgress) {
+    for (int resumed : {1, 2, 3, 4, 5, 7, 16}) {
+      CAPTURE(run.n);
+      CAPTURE(run.world);
+      CAPTURE(run.batch);
+      CAPTURE(run.steps);
+      CAPTURE(resumed);
+      const Resume r{run, resumed, run.position(),
+                     to_vector(epoch_permutation(run.n, kSeed, /*epoch=*/4)),
+                     consumed(run, drop_last)};
+      // What the first run consumed is the start of the epoch's order.
+      CHECK(r.trained == std::vector<std::int64_t>(r.order.begin(), r.order.begin() + r.p));
+      check(r);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("DistributedSampler") {
@@ -267,71 +297,48 @@ TEST_SUITE("DistributedSampler") {
   }
 
   TEST_CASE("resuming on another world size trains every sample once, plus the padding") {
-    for (const Progress& run : kProgress) {
-      for (int resumed : {1, 2, 3, 4, 5, 7, 16}) {
-        CAPTURE(run.n);
-        CAPTURE(run.world);
-        CAPTURE(run.batch);
-        CAPTURE(run.steps);
-        CAPTURE(resumed);
-        const std::int64_t p = run.position();
-        const auto order = to_vector(epoch_permutation(run.n, kSeed, /*epoch=*/4));
-        const auto trained = consumed(run, /*drop_last=*/false);
-        // What the first run consumed is the start of the epoch's order.
-        CHECK(trained == std::vector<std::int64_t>(order.begin(), order.begin() + p));
-
-        const std::int64_t left = run.n - p;
-        const std::int64_t per_rank = ceil_div(left, resumed);
-        const std::int64_t padding = per_rank * resumed - left;
-        std::map<std::int64_t, std::int64_t> seen;
-        for (std::int64_t i : trained) ++seen[i];
-        for (int rank = 0; rank < resumed; ++rank) {
-          CAPTURE(rank);
-          const auto shard = rest_of_epoch(run.n, resumed, rank, p, /*drop_last=*/false);
-          CHECK(static_cast<std::int64_t>(shard.size()) == per_rank);
-          for (std::size_t i = 0; i < shard.size(); ++i) {
-            // Rank m's i-th sample is at i * M + m of the remaining order, padded from its start.
-            const std::int64_t q = static_cast<std::int64_t>(i) * resumed + rank;
-            CHECK(shard[i] == (q < left ? order[p + q] : order[(q - left) % run.n]));
-            ++seen[shard[i]];
-          }
+    for_each_resume(/*drop_last=*/false, [](const Resume& r) {
+      const auto& [run, resumed, p, order, trained] = r;
+      const std::int64_t left = run.n - p;
+      const std::int64_t per_rank = ceil_div(left, resumed);
+      const std::int64_t padding = per_rank * resumed - left;
+      std::map<std::int64_t, std::int64_t> seen;
+      for (std::int64_t i : trained) ++seen[i];
+      for (int rank = 0; rank < resumed; ++rank) {
+        CAPTURE(rank);
+        const auto shard = rest_of_epoch(run.n, resumed, rank, p, /*drop_last=*/false);
+        CHECK(static_cast<std::int64_t>(shard.size()) == per_rank);
+        for (std::size_t i = 0; i < shard.size(); ++i) {
+          // Rank m's i-th sample is at i * M + m of the remaining order, padded from its start.
+          const std::int64_t q = static_cast<std::int64_t>(i) * resumed + rank;
+          CHECK(shard[i] == (q < left ? order[p + q] : order[(q - left) % run.n]));
+          ++seen[shard[i]];
         }
-        // Each index once, and the padding repeats the first entries of the permutation.
-        std::map<std::int64_t, std::int64_t> expected;
-        for (std::int64_t i : order) expected[i] = 1;
-        for (std::int64_t j = 0; j < padding; ++j) ++expected[order[j % run.n]];
-        CHECK(seen == expected);
       }
-    }
+      // Each index once, and the padding repeats the first entries of the permutation.
+      std::map<std::int64_t, std::int64_t> expected;
+      for (std::int64_t i : order) expected[i] = 1;
+      for (std::int64_t j = 0; j < padding; ++j) ++expected[order[j % run.n]];
+      CHECK(seen == expected);
+    });
   }
 
   TEST_CASE("resuming on another world size with drop_last repeats nothing") {
-    for (const Progress& run : kProgress) {
-      for (int resumed : {1, 2, 3, 4, 5, 7, 16}) {
-        CAPTURE(run.n);
-        CAPTURE(run.world);
-        CAPTURE(run.batch);
-        CAPTURE(run.steps);
-        CAPTURE(resumed);
-        const std::int64_t p = run.position();
-        const auto order = to_vector(epoch_permutation(run.n, kSeed, /*epoch=*/4));
-        const auto trained = consumed(run, /*drop_last=*/true);
-        CHECK(trained == std::vector<std::int64_t>(order.begin(), order.begin() + p));
-
-        const std::int64_t per_rank = (run.n - p) / resumed;
-        std::map<std::int64_t, std::int64_t> seen;
-        for (std::int64_t i : trained) ++seen[i];
-        for (int rank = 0; rank < resumed; ++rank) {
-          const auto shard = rest_of_epoch(run.n, resumed, rank, p, /*drop_last=*/true);
-          CHECK(static_cast<std::int64_t>(shard.size()) == per_rank);
-          for (std::int64_t i : shard) ++seen[i];
-        }
-        // Exactly the order up to the dropped tail, each once.
-        std::map<std::int64_t, std::int64_t> expected;
-        for (std::int64_t j = 0; j < p + per_rank * resumed; ++j) expected[order[j]] = 1;
-        CHECK(seen == expected);
+    for_each_resume(/*drop_last=*/true, [](const Resume& r) {
+      const auto& [run, resumed, p, order, trained] = r;
+      const std::int64_t per_rank = (run.n - p) / resumed;
+      std::map<std::int64_t, std::int64_t> seen;
+      for (std::int64_t i : trained) ++seen[i];
+      for (int rank = 0; rank < resumed; ++rank) {
+        const auto shard = rest_of_epoch(run.n, resumed, rank, p, /*drop_last=*/true);
+        CHECK(static_cast<std::int64_t>(shard.size()) == per_rank);
+        for (std::int64_t i : shard) ++seen[i];
       }
-    }
+      // Exactly the order up to the dropped tail, each once.
+      std::map<std::int64_t, std::int64_t> expected;
+      for (std::int64_t j = 0; j < p + per_rank * resumed; ++j) expected[order[j]] = 1;
+      CHECK(seen == expected);
+    });
   }
 
   TEST_CASE("a position at or past the end of the epoch gives empty shards") {

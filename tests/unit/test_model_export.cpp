@@ -1,6 +1,5 @@
 // tests/unit/test_model_export.cpp — export_model: torch::load into a fresh network of the same
 // name restores every parameter bit for bit; a missing folder is an error.
-#include <cstring>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -18,15 +17,6 @@ namespace {
 
 using io::export_model;
 using model::make_model;
-
-/// True when both tensors have the same type, shape and bytes.
-bool same_bits(const at::Tensor& a, const at::Tensor& b) {
-  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
-  const at::Tensor ca = a.contiguous();
-  const at::Tensor cb = b.contiguous();
-  const auto bytes = static_cast<std::size_t>(ca.numel()) * ca.element_size();
-  return bytes == 0 || std::memcmp(ca.data_ptr(), cb.data_ptr(), bytes) == 0;
-}
 
 /// True when both networks hold the same named parameters and buffers, bit for bit.
 bool same_state(model::Classifier& a, model::Classifier& b) {
