@@ -37,7 +37,9 @@ GradientReducer::GradientReducer(dist::Communicator& comm, std::vector<at::Tenso
     for (size_t i : groups[b]) {
       at::Tensor& p = parameters_[i];
       // From now on the gradient lives in the bucket; autograd accumulates into it in place.
-      p.mutable_grad() = bucket.flat.narrow(0, offset, p.numel()).view(p.sizes());
+      // With the parameter's own strides (channels-last weights included), as autograd expects.
+      p.mutable_grad() =
+          bucket.flat.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
     }
     if (last) stop_flag_ = bucket.flat.narrow(0, total, 1);

@@ -8,8 +8,14 @@ namespace mnist_ddp::train {
 void broadcast_parameters(dist::Communicator& comm, torch::nn::Module& module) {
   if (comm.size() == 1) return;
   torch::NoGradGuard no_grad;  // writing into leaf tensors that require grad
-  for (at::Tensor tensor : module.parameters()) comm.broadcast(tensor, /*root=*/0);
-  for (at::Tensor tensor : module.buffers()) comm.broadcast(tensor, /*root=*/0);
+  const auto broadcast = [&comm](at::Tensor& tensor) {
+    // MPI needs dense row-major memory; channels-last weights travel as a contiguous copy.
+    at::Tensor buffer = tensor.contiguous();
+    comm.broadcast(buffer, /*root=*/0);
+    if (!buffer.is_same(tensor)) tensor.copy_(buffer);
+  };
+  for (at::Tensor tensor : module.parameters()) broadcast(tensor);
+  for (at::Tensor tensor : module.buffers()) broadcast(tensor);
 }
 
 }  // namespace mnist_ddp::train
