@@ -29,11 +29,12 @@ class CnnNet final : public Classifier {
   at::Tensor forward(const at::Tensor& images) override {
     const at::Tensor input = images.contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor x = conv1_->forward(input).relu_();  // (B, 32, 26, 26)
-    x = conv2_->forward(x).relu_();                 // (B, 64, 24, 24)
-    x = at::max_pool2d(x, 2);                       // (B, 64, 12, 12)
-    x = dropout1_->forward(x).flatten(1);           // (B, 9216)
-    x = fc1_->forward(x).relu_();                   // (B, 128)
-    return fc2_->forward(dropout2_->forward(x));    // (B, 10)
+    // ReLU is monotonic, so it commutes with max-pooling: pooling first gives the same values
+    // and gradients with a ReLU (forward and backward) over a 4x smaller tensor.
+    x = at::max_pool2d(conv2_->forward(x), 2).relu_();  // (B, 64, 24, 24) -> (B, 64, 12, 12)
+    x = dropout1_->forward(x).flatten(1);               // (B, 9216)
+    x = fc1_->forward(x).relu_();                       // (B, 128)
+    return fc2_->forward(dropout2_->forward(x));        // (B, 10)
   }
 
  private:
