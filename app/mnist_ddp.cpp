@@ -52,7 +52,7 @@ int evaluate_checkpoint(const dist::World& world, const config::TrainConfig& con
   });
   const data::BatchMaker batches(test_set, config.normalize_mean, config.normalize_std);
   train::TrainSummary summary;
-  summary.steps = saved->meta["progress"].value("step", std::int64_t{0});
+  summary.steps = saved->meta.value("progress", nlohmann::json::object()).value("step", 0LL);
   summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size);
   log.line("# eval-only: test_loss %.6f", summary.test.loss);
   return io::print_summary(log, summary, config.min_accuracy, /*wall_seconds=*/0) ? 0 : 1;

@@ -116,18 +116,45 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   MDDP_MPI_CHECK(MPI_Comm_size(comm_, &size_));
 }
 
-void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
-  const int count = checked_count(tensor, "all_reduce");
-  if (tensor.scalar_type() == at::kByte) {
+namespace {
+
+/// How MPI reduces `tensor` with `op`, after checking that it can.
+struct Reduction {
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+
+Reduction reduction_for(const at::Tensor& tensor, ReduceOp op, const char* collective) {
+  Reduction reduction;
+  reduction.count = checked_count(tensor, collective);
+  const at::ScalarType dtype = tensor.scalar_type();
+  if (dtype == at::kByte) {
     throw CommError("all_reduce of uint8 tensors would overflow; reduce a wider type");
   }
-  const MPI_Datatype type = mpi_type_of(tensor);
   if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
     throw CommError("all_reduce average needs a floating-point tensor, not " +
-                    std::string(c10::toString(tensor.scalar_type())));
+                    std::string(c10::toString(dtype)));
   }
-  const MPI_Op mpi_op = op == ReduceOp::kMax ? MPI_MAX : MPI_SUM;
-  MDDP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, mpi_op, comm_));
+  if (dtype == at::kBFloat16 || dtype == at::kHalf) {
+    if (op != ReduceOp::kSum) {
+      throw CommError("16-bit all_reduce supports the sum only; average in float after it");
+    }
+    const SixteenBitSum sum = sixteen_bit_sum(dtype);
+    reduction.type = sum.type;
+    reduction.op = sum.op;
+  } else {
+    reduction.type = mpi_type_of(tensor);
+    reduction.op = op == ReduceOp::kMax ? MPI_MAX : MPI_SUM;
+  }
+  return reduction;
+}
+
+}  // namespace
+
+void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
+  const Reduction r = reduction_for(tensor, op, "all_reduce");
+  MDDP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_));
   // Note [Gradient averaging]: the sum is complete only once MPI_Allreduce has returned, so the
   // division by the world size comes after it, never before.
   if (op == ReduceOp::kAverage) tensor.div_(size_);
@@ -135,27 +162,10 @@ void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
 
 std::unique_ptr<PendingCollective> MpiCommunicator::all_reduce_async(at::Tensor& tensor,
                                                                      ReduceOp op) {
-  const int count = checked_count(tensor, "all_reduce_async");
-  const bool sixteen_bit =
-      tensor.scalar_type() == at::kBFloat16 || tensor.scalar_type() == at::kHalf;
-  if (sixteen_bit && op != ReduceOp::kSum) {
-    throw CommError("16-bit all_reduce supports the sum only; average in float after it");
-  }
-  if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
-    throw CommError("all_reduce average needs a floating-point tensor");
-  }
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Op mpi_op = op == ReduceOp::kMax ? MPI_MAX : MPI_SUM;
-  if (sixteen_bit) {
-    const SixteenBitSum sum = sixteen_bit_sum(tensor.scalar_type());
-    type = sum.type;
-    mpi_op = sum.op;
-  } else {
-    type = mpi_type_of(tensor);
-  }
+  const Reduction r = reduction_for(tensor, op, "all_reduce_async");
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(
-      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, mpi_op, comm_, &request));
+      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
   return std::make_unique<MpiPendingCollective>(request, tensor,
                                                 op == ReduceOp::kAverage ? size_ : 1);
 }

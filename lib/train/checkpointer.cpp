@@ -3,12 +3,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 
 #include <ATen/ATen.h>
 
 #include "dist/agreed_failure.hpp"
+#include "dist/broadcast_bytes.hpp"
 
 namespace mnist_ddp::train {
 namespace {
@@ -30,16 +30,6 @@ std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return text;
-}
-
-/// Rank 0's `bytes` on every rank: the size first, then the contents.
-std::string broadcast_bytes(dist::Communicator& comm, std::string bytes) {
-  at::Tensor size = at::full({1}, static_cast<std::int64_t>(bytes.size()), at::kLong);
-  comm.broadcast(size, /*root=*/0);
-  at::Tensor buffer = at::empty({size.item<std::int64_t>()}, at::kByte);
-  if (comm.rank() == 0) std::memcpy(buffer.data_ptr(), bytes.data(), bytes.size());
-  comm.broadcast(buffer, /*root=*/0);
-  return std::string(static_cast<const char*>(buffer.data_ptr()), buffer.numel());
 }
 
 }  // namespace
@@ -76,13 +66,15 @@ std::optional<io::CheckpointContents> Checkpointer::load() {
     return std::nullopt;
   }
   const std::string path = stored ? stored->path : std::string();
-  const std::string bytes = broadcast_bytes(comm_, stored ? std::move(stored->bytes) : "");
+  const std::string bytes = dist::broadcast_bytes(comm_, stored ? stored->bytes : "");
   io::CheckpointContents contents = io::decode_checkpoint(bytes, "broadcast checkpoint");
+  // Logged before the contents are checked against the run, so read them defensively.
+  const nlohmann::json progress = contents.meta.value("progress", nlohmann::json::object());
+  const int writers = contents.meta.value("world_size", 0);
   log_.line("# resume: %s (step %lld, epoch %lld, written by %d rank%s)", path.c_str(),
-            static_cast<long long>(contents.meta["progress"].value("step", 0LL)),
-            static_cast<long long>(contents.meta["progress"].value("epoch", 0LL)) + 1,
-            contents.meta.value("world_size", 0),
-            contents.meta.value("world_size", 0) == 1 ? "" : "s");
+            static_cast<long long>(progress.value("step", 0LL)),
+            static_cast<long long>(progress.value("epoch", 0LL)) + 1, writers,
+            writers == 1 ? "" : "s");
   return contents;
 }
 

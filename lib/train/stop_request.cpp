@@ -25,6 +25,4 @@ void install_stop_handlers() {
 
 bool stop_requested() { return received_signal != 0; }
 
-int stop_signal() { return received_signal; }
-
 }  // namespace mnist_ddp::train

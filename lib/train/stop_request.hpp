@@ -10,7 +10,4 @@ void install_stop_handlers();
 /// Whether a stop signal arrived since install_stop_handlers.
 bool stop_requested();
 
-/// The signal that arrived (0 if none), for messages.
-int stop_signal();
-
 }  // namespace mnist_ddp::train

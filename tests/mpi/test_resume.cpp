@@ -6,6 +6,7 @@
 #include <torch/utils.h>
 
 #include "data/distributed_sampler.hpp"
+#include "dist/broadcast_bytes.hpp"
 #include "dist/mpi_communicator.hpp"
 #include "model/classifier.hpp"
 #include "mpi_test_world.hpp"
@@ -118,13 +119,8 @@ at::Tensor sample_counts(int from, int to, std::int64_t steps) {
     bytes = io::encode_checkpoint(train_run(config, before, nullptr, steps, count).checkpoint);
     MPI_Comm_free(&comm);
   }
-  at::Tensor size = at::full({1}, static_cast<std::int64_t>(bytes.size()), at::kLong);
-  everyone.broadcast(size, 0);
-  at::Tensor buffer = at::zeros({size.item<std::int64_t>()}, at::kByte);
-  if (world.rank() == 0) std::memcpy(buffer.data_ptr(), bytes.data(), bytes.size());
-  everyone.broadcast(buffer, 0);
-  const io::CheckpointContents saved = io::decode_checkpoint(
-      std::string(static_cast<const char*>(buffer.data_ptr()), buffer.numel()), "broadcast");
+  const io::CheckpointContents saved =
+      io::decode_checkpoint(dist::broadcast_bytes(everyone, bytes), "broadcast");
 
   if (MPI_Comm comm = first_ranks(to); comm != MPI_COMM_NULL) {
     dist::MpiCommunicator after(comm);
