@@ -19,8 +19,8 @@
 #include "dist/world.hpp"
 #include "io/banner.hpp"
 #include "io/log.hpp"
-#include "io/metrics_writer.hpp"
 #include "io/model_export.hpp"
+#include "io/run_outputs.hpp"
 #include "io/versions.hpp"
 #include "model/classifier.hpp"
 #include "train/checkpointer.hpp"
@@ -66,7 +66,8 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
 
   data::Dataset train_set;
   data::Dataset test_set;
-  std::unique_ptr<io::MetricsWriter> metrics;
+  dist::MpiCommunicator comm(world.comm());
+  std::unique_ptr<io::RunOutputs> outputs;
   dist::run_agreed(world, [&] {
     train_set = data::load_mnist(config.data_dir, data::Split::kTrain);
     test_set = data::load_mnist(config.data_dir, data::Split::kTest);
@@ -75,17 +76,15 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
                        std::to_string(train_set.size()) + "); run with at most " +
                        std::to_string(train_set.size()) + " ranks");
     }
-    metrics =
-        std::make_unique<io::MetricsWriter>(world.rank() == 0 ? config.metrics_file : std::string(),
-                                            io::RunFacts{world.size(), "mpi", config.model});
+    outputs = std::make_unique<io::RunOutputs>(config, comm, log);
   });
 
   io::print_banner(log, config);
-  io::print_layout(log, dist::gather_layout(world, "cpu", threads), world.node_count());
+  const std::vector<dist::RankPlacement> layout = dist::gather_layout(world, "cpu", threads);
+  io::print_layout(log, layout, world.node_count());
 
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const std::shared_ptr<model::Classifier> model = model::make_model(config.model);
-  dist::MpiCommunicator comm(world.comm());
   train::Trainer trainer(config, comm, *model, train_set, test_set);
   train::Checkpointer checkpointer(config, world, comm, log);
   const std::optional<io::CheckpointContents> saved = checkpointer.load();
@@ -100,15 +99,18 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
   train::install_stop_handlers();
   train::TrainerHooks hooks;
   hooks.on_epoch = [&](const train::EpochReport& report) {
-    io::print_epoch(log, report);
-    metrics->write_epoch(report);
+    outputs->on_epoch(report);
     checkpointer.note_epoch(report);
   };
+  hooks.on_step = [&](const train::StepReport& step) { outputs->on_step(step); };
+  if (!config.timeline.empty())
+    hooks.on_span = [&](const train::Span& span) { outputs->on_span(span); };
   hooks.on_checkpoint = [&](train::CheckpointPoint point) { checkpointer.save(trainer, point); };
   hooks.stop_requested = train::stop_requested;
   double startup_seconds = 0;
   hooks.on_first_step = [&startup_seconds] { startup_seconds = seconds_since_process_start(); };
 
+  outputs->start(layout);
   io::print_epoch_header(log);
   const train::TrainSummary summary = trainer.run(hooks);
   if (summary.preempted) {
@@ -126,9 +128,7 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
     log.line("# model exported to %s", config.export_model.c_str());
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  metrics->write_summary(summary, wall, startup_seconds);
-  io::print_timing(log, startup_seconds, summary.phases);
-  const bool accurate_enough = io::print_summary(log, summary, config.min_accuracy, wall);
+  const bool accurate_enough = outputs->finish(summary, wall, startup_seconds);
   return static_cast<int>(accurate_enough ? ExitCode::kOk : ExitCode::kFailure);
 }
 

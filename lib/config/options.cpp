@@ -81,7 +81,10 @@ po::options_description training_options(TrainConfig& config) {
       "grad-accum", po::value(&config.grad_accum)->default_value(defaults.grad_accum),
       "micro-batches of --batch-size per optimizer step; gradients are communicated on the last")(
       "grad-dtype", po::value(&config.grad_dtype)->default_value(defaults.grad_dtype),
-      "fp32, bf16 or fp16: the type gradients travel in (averaged back in fp32)");
+      "fp32, bf16 or fp16: the type gradients travel in (averaged back in fp32)")(
+      "comm-timeout", decimal(&config.comm_timeout, defaults.comm_timeout),
+      "seconds a collective may wait for the other ranks before the job ends with exit 5, "
+      "naming the ranks that had not joined");
 
   po::options_description execution("Execution", kHelpWidth, kHelpDescriptionWidth);
   execution.add_options()(
@@ -109,7 +112,20 @@ po::options_description training_options(TrainConfig& config) {
   po::options_description output("Output", kHelpWidth, kHelpDescriptionWidth);
   output.add_options()(
       "metrics-file", po::value(&config.metrics_file)->default_value(defaults.metrics_file),
-      "write JSON Lines metrics (one object per epoch and a summary) from rank 0 to this file")(
+      "write JSON Lines metrics (step records every --log-every steps, one per epoch, a "
+      "summary) from rank 0 to this file")(
+      "log-every", po::value(&config.log_every)->default_value(defaults.log_every),
+      "every N optimizer steps: a progress line (when not live), a metrics step record and "
+      "TensorBoard scalars (0: epoch ends only)")(
+      "progress", po::value(&config.progress)->default_value(defaults.progress),
+      "auto (a live line when stdout is a terminal, else plain lines), live, lines or off")(
+      "tensorboard-dir",
+      po::value(&config.tensorboard_dir)->default_value(defaults.tensorboard_dir),
+      "write TensorBoard event files (loss, accuracy, lr, throughput, comm share) here")(
+      "report", po::value(&config.report)->default_value(defaults.report),
+      "write a self-contained HTML report (curves, throughput, per-rank step time) to this file")(
+      "timeline", po::value(&config.timeline)->default_value(defaults.timeline),
+      "write a Chrome trace (chrome://tracing, Perfetto) of every rank's phases and collectives")(
       "log-all-ranks", flag(&config.log_all_ranks, defaults.log_all_ranks),
       "let every rank log, prefixed with its rank, not only rank 0")(
       "min-accuracy", decimal(&config.min_accuracy, defaults.min_accuracy),
@@ -245,6 +261,7 @@ void require(bool ok, const char* option, const char* rule, const T& value) {
 void validate(const TrainConfig& c) {
   require_finite(c.lr, "lr");
   require_finite(c.bucket_mb, "bucket-mb");
+  require_finite(c.comm_timeout, "comm-timeout");
   require_finite(c.momentum, "momentum");
   require_finite(c.weight_decay, "weight-decay");
   require_finite(c.normalize_mean, "normalize-mean");
@@ -265,6 +282,11 @@ void validate(const TrainConfig& c) {
   require(c.normalize_std > 0, "normalize-std", "greater than 0", c.normalize_std);
   require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]", c.min_accuracy);
   require(c.bucket_mb > 0, "bucket-mb", "greater than 0", c.bucket_mb);
+  require(c.comm_timeout > 0, "comm-timeout", "greater than 0", c.comm_timeout);
+  require(c.log_every >= 0, "log-every", "at least 0", c.log_every);
+  require(
+      c.progress == "auto" || c.progress == "live" || c.progress == "lines" || c.progress == "off",
+      "progress", "one of auto, live, lines, off", c.progress);
   require(c.grad_accum >= 1, "grad-accum", "at least 1", c.grad_accum);
   require(c.grad_dtype == "fp32" || c.grad_dtype == "bf16" || c.grad_dtype == "fp16", "grad-dtype",
           "one of fp32, bf16, fp16", c.grad_dtype);

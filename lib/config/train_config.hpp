@@ -32,6 +32,9 @@ struct TrainConfig {
   double bucket_mb = 25;            // gradient bucket cap in MB, as PyTorch DDP
   int grad_accum = 1;               // micro-batches per optimizer step; communicate on the last
   std::string grad_dtype = "fp32";  // fp32 | bf16 | fp16: how gradients travel
+  // A collective that waits longer than this (seconds) ends the job with exit 5, naming the ranks
+  // that had not joined: generous, as PyTorch's NCCL watchdog, so slow file systems never trip it.
+  double comm_timeout = 300;
 
   // Execution
   int threads = 0;  // intra-op threads per rank; 0 means cores on the node / ranks on the node
@@ -45,9 +48,14 @@ struct TrainConfig {
   std::string export_model;           // after training, save the model alone here (torch::save)
 
   // Output
-  std::string metrics_file;    // JSON Lines metrics written by rank 0; empty means none
-  bool log_all_ranks = false;  // let every rank log, not only rank 0
-  double min_accuracy = 0.0;   // exit non-zero when the final test accuracy is below this
+  std::string metrics_file;       // JSON Lines metrics written by rank 0; empty means none
+  bool log_all_ranks = false;     // let every rank log, not only rank 0
+  std::int64_t log_every = 100;   // progress line, metrics step record, TensorBoard scalars; 0: off
+  std::string progress = "auto";  // auto (live on a terminal, else lines) | live | lines | off
+  std::string tensorboard_dir;    // TensorBoard event files written by rank 0; empty means none
+  std::string report;             // self-contained HTML run report by rank 0; empty means none
+  std::string timeline;           // Chrome trace of every rank's phases; empty means none
+  double min_accuracy = 0.0;      // exit non-zero when the final test accuracy is below this
 };
 
 }  // namespace mnist_ddp::config

@@ -2,6 +2,8 @@
 #include "io/banner.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "io/versions.hpp"
 
@@ -79,6 +81,43 @@ void print_timing(const Log& log, double startup_seconds, const train::PhaseTime
       "forward %.0f%%, backward %.0f%%, comm wait %.0f%%, optimizer %.0f%%",
       startup_seconds, 100 * p.data / total, 100 * p.forward / total, 100 * p.backward / total,
       100 * p.comm_wait / total, 100 * p.optimizer / total);
+}
+
+void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
+                      const std::vector<dist::RankPlacement>& layout) {
+  // Name a straggler only when it stands out from the fastest rank by more than noise.
+  double slowest = 0;
+  double fastest = 1e300;
+  for (const RankStats& r : ranks) {
+    slowest = std::max(slowest, r.step_seconds());
+    fastest = std::min(fastest, r.step_seconds());
+  }
+  const bool straggler = slowest > 1.05 * fastest;
+  log.line("# %6s  %-24s %11s %10s %10s %10s", "rank", "host", "throughput", "step", "comm_wait",
+           "peak_rss");
+  log.line("# %6s  %-24s %11s %10s %10s %10s", "", "", "(img/s)", "(ms)", "(%)", "(MiB)");
+  for (const RankStats& r : ranks) {
+    const std::string& host = r.rank < static_cast<int>(layout.size()) ? layout[r.rank].host : "?";
+    log.line("# %6d  %-24s %11.0f %10.3f %10.1f %10.0f%s", r.rank, host.c_str(), r.images_per_sec(),
+             1000 * r.step_seconds(), 100 * r.comm_share(), r.peak_rss_mib,
+             straggler && r.step_seconds() == slowest ? "  slowest" : "");
+  }
+}
+
+void print_milestones(const Log& log, const std::vector<Milestone>& milestones) {
+  std::string text;
+  char item[96];
+  for (const Milestone& m : milestones) {
+    if (m.reached) {
+      std::snprintf(item, sizeof item, "%s%.0f%% at %.2f s (epoch %lld)", text.empty() ? "" : ", ",
+                    100 * m.accuracy, m.elapsed_seconds, static_cast<long long>(m.epoch));
+    } else {
+      std::snprintf(item, sizeof item, "%s%.0f%% not reached", text.empty() ? "" : ", ",
+                    100 * m.accuracy);
+    }
+    text += item;
+  }
+  log.line("# time to test accuracy: %s", text.c_str());
 }
 
 }  // namespace mnist_ddp::io

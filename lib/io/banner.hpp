@@ -6,7 +6,9 @@
 
 #include "config/train_config.hpp"
 #include "dist/layout.hpp"
+#include "io/accuracy_milestones.hpp"
 #include "io/log.hpp"
+#include "io/rank_stats.hpp"
 #include "train/trainer.hpp"
 
 namespace mnist_ddp::io {
@@ -25,7 +27,15 @@ void print_epoch(const Log& log, const train::EpochReport& report);
 bool print_summary(const Log& log, const train::TrainSummary& summary, double min_accuracy,
                    double wall_seconds);
 
-/// Start-up time and where this rank's training time went, as shares.
+/// Start-up time and where rank 0's training time went, as shares.
 void print_timing(const Log& log, double startup_seconds, const train::PhaseTimes& phases);
+
+/// One line per rank: throughput, mean step time, communication share, peak memory; the slowest
+/// rank is marked.
+void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
+                      const std::vector<dist::RankPlacement>& layout);
+
+/// When the test accuracy first reached each milestone (and which it never reached).
+void print_milestones(const Log& log, const std::vector<Milestone>& milestones);
 
 }  // namespace mnist_ddp::io

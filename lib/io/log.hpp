@@ -2,21 +2,31 @@
 // rank, prefixed with its rank, when asked).
 #pragma once
 
+#include <cstdio>
+
 namespace mnist_ddp::io {
 
 class Log {
  public:
-  /// Rank 0 always logs; other ranks only with `all_ranks`.
-  Log(int rank, bool all_ranks);
+  /// Rank 0 always logs; other ranks only with `all_ranks`. Writes to `out` (tests use a file).
+  Log(int rank, bool all_ranks, std::FILE* out = stdout);
 
   bool enabled() const { return enabled_; }
 
   /// Writes one formatted line (the newline is added) and flushes, so Slurm logs stay current.
   void line(const char* format, ...) const __attribute__((format(printf, 2, 3)));
 
+  /// Replaces the live line at the bottom of a terminal by this text (no newline). The next
+  /// line() erases it first, so log lines never run into it.
+  void live(const char* format, ...) const __attribute__((format(printf, 2, 3)));
+  /// Erases the live line, if any.
+  void end_live() const;
+
  private:
   int rank_;
   bool enabled_;
+  std::FILE* out_;
+  mutable bool live_open_ = false;
 };
 
 }  // namespace mnist_ddp::io

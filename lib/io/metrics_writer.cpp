@@ -25,6 +25,18 @@ MetricsWriter::MetricsWriter(const std::string& path, RunFacts facts) : facts_(s
   if (!file_) throw UsageError("cannot create --metrics-file '" + path + "'");
 }
 
+void MetricsWriter::write_step(const train::StepReport& step) {
+  if (!step.window) return;
+  write({{"event", "step"},
+         {"step", step.step},
+         {"epoch", step.epoch},
+         {"loss", step.window->loss},
+         {"lr", facts_.lr},
+         {"images_per_sec", step.window->images_per_sec},
+         {"steps", step.window->steps},
+         {"phases", phase_record(step.window->phases)}});
+}
+
 void MetricsWriter::write_epoch(const train::EpochReport& report) {
   write({{"event", "epoch"},
          {"epoch", report.epoch},
@@ -59,8 +71,9 @@ void MetricsWriter::write_summary(const train::TrainSummary& summary, double wal
          {"model", facts_.model}});
 }
 
-void MetricsWriter::write(const nlohmann::json& record) {
+void MetricsWriter::write(nlohmann::json record) {
   if (!file_.is_open()) return;
+  record["schema"] = kMetricsSchema;
   file_ << record.dump() << '\n' << std::flush;
   if (!file_) throw Error(ExitCode::kFailure, "writing the metrics file failed");
 }

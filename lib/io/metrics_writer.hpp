@@ -1,5 +1,6 @@
-// lib/io/metrics_writer.hpp — provides: MetricsWriter, the JSON Lines metrics file (one object
-// per epoch, then a summary), written by rank 0.
+// lib/io/metrics_writer.hpp — provides: MetricsWriter, the JSON Lines metrics file (a record
+// every --log-every steps, one per epoch, then a summary), written by rank 0. Every record
+// carries "schema": kMetricsSchema, raised whenever a field changes meaning or goes away.
 #pragma once
 
 #include <fstream>
@@ -11,11 +12,14 @@
 
 namespace mnist_ddp::io {
 
+constexpr int kMetricsSchema = 2;
+
 /// Run-wide facts that every record of the file carries or the summary needs.
 struct RunFacts {
   int world_size = 1;
   std::string backend;  // "mpi"
   std::string model;    // "linear"
+  double lr = 0;        // the learning rate (constant through the run)
 };
 
 class MetricsWriter {
@@ -24,6 +28,10 @@ class MetricsWriter {
   /// Throws UsageError when the file cannot be created.
   MetricsWriter(const std::string& path, RunFacts facts);
 
+  /// {"event":"step", step, epoch, loss, lr, images_per_sec, steps (in the window),
+  ///  phases: {data_s, forward_s, ...} per rank over the window, averaged over ranks}.
+  /// Only for steps that carry a log window.
+  void write_step(const train::StepReport& step);
   /// {"event":"epoch", epoch, step, train_loss, test_loss, test_accuracy, images_per_sec,
   ///  elapsed_s, world_size, phases_rank0: {data_s, forward_s, ...}, ...}
   void write_epoch(const train::EpochReport& report);
@@ -33,7 +41,7 @@ class MetricsWriter {
                      double startup_seconds);
 
  private:
-  void write(const nlohmann::json& record);
+  void write(nlohmann::json record);
 
   std::ofstream file_;
   RunFacts facts_;

@@ -73,6 +73,7 @@ void GradientReducer::zero_grad() {
 void GradientReducer::prepare_backward(bool communicate, bool stop_requested) {
   communicate_ = communicate && comm_.size() > 1;
   for (Bucket& bucket : buckets_) bucket.pending = bucket.parameters.size();
+  if (communicate_) timings_.clear();
   stop_flag_.fill_(stop_requested ? 1.0 : 0.0);
 }
 
@@ -82,12 +83,27 @@ void GradientReducer::on_gradient_ready(size_t index) {
   if (--bucket.pending == 0) launch(bucket);
   // MPI progresses non-blocking collectives only inside MPI calls: give the ones in flight a
   // turn while backward goes on.
-  for (Bucket& other : buckets_) {
-    if (other.work) other.work->test();
+  for (Bucket& other : buckets_) progress(other, /*block=*/false);
+}
+
+void GradientReducer::progress(Bucket& bucket, bool block) {
+  if (!bucket.work) return;
+  if (block) {
+    bucket.work->wait();
+  } else if (!bucket.work->test()) {
+    return;
   }
+  timings_[bucket.timing].done = std::chrono::steady_clock::now();
+  bucket.work.reset();
 }
 
 void GradientReducer::launch(Bucket& bucket) {
+  bucket.timing = timings_.size();
+  timings_.push_back({std::chrono::steady_clock::now(),
+                      {},
+                      bucket.flat.numel() *
+                          static_cast<std::int64_t>(
+                              (bucket.wire.defined() ? bucket.wire : bucket.flat).element_size())});
   if (wire_dtype_ == at::kFloat) {
     bucket.work = comm_.all_reduce_async(bucket.flat, dist::ReduceOp::kAverage);
   } else {
@@ -101,11 +117,10 @@ bool GradientReducer::finish() {
   if (!communicate_) return false;
   // Buckets holding a parameter that got no gradient in this backward never counted down.
   for (Bucket& bucket : buckets_) {
-    if (!bucket.work) launch(bucket);
+    if (bucket.pending > 0) launch(bucket);
   }
   for (Bucket& bucket : buckets_) {
-    bucket.work->wait();
-    bucket.work.reset();
+    progress(bucket, /*block=*/true);
     if (wire_dtype_ != at::kFloat) bucket.flat.copy_(bucket.wire).div_(comm_.size());
   }
   return stop_flag_.item<float>() > 0;  // the average of 0/1 flags is > 0 if any was 1

@@ -2,6 +2,7 @@
 // ranks in buckets that start communicating while backward is still running.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -48,6 +49,15 @@ class GradientReducer {
 
   size_t bucket_count() const { return buckets_.size(); }
 
+  /// When one bucket's allreduce of the last step started and was seen done (timelines).
+  struct CollectiveTiming {
+    std::chrono::steady_clock::time_point launched;
+    std::chrono::steady_clock::time_point done;
+    std::int64_t bytes = 0;
+  };
+  /// The allreduces of the last communicating step, in launch order.
+  const std::vector<CollectiveTiming>& last_collectives() const { return timings_; }
+
  private:
   struct Bucket {
     at::Tensor flat;  // float32 gradients back to back (plus the stop flag in the last bucket)
@@ -55,10 +65,13 @@ class GradientReducer {
     std::vector<size_t> parameters;
     size_t pending = 0;  // gradients still to arrive in this backward
     std::unique_ptr<dist::PendingCollective> work;
+    size_t timing = 0;  // its entry in timings_ for this step
   };
 
   void on_gradient_ready(size_t bucket);
   void launch(Bucket& bucket);
+  /// Tests (or with `block`, waits for) a bucket in flight; records when it was seen done.
+  void progress(Bucket& bucket, bool block);
 
   dist::Communicator& comm_;
   std::vector<at::Tensor> parameters_;
@@ -66,6 +79,7 @@ class GradientReducer {
   std::vector<Bucket> buckets_;
   at::Tensor stop_flag_;  // the last element of the bucket launched last
   bool communicate_ = false;
+  std::vector<CollectiveTiming> timings_;
   // The hooks live on the parameters' gradient accumulators: kept alive here and removed again
   // in the destructor, as the hooks point back at this object.
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;

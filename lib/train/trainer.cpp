@@ -36,11 +36,32 @@ at::Generator& cpu_generator() {
   return generator;
 }
 
-/// Adds the time since `mark` to `into` and moves `mark` to now.
-void lap(Clock::time_point& mark, double& into) {
-  const Clock::time_point now = Clock::now();
-  into += std::chrono::duration<double>(now - mark).count();
-  mark = now;
+/// Splits one step's time into its phases: adds each to `times` and, when the run is traced,
+/// reports it as a span.
+class PhaseClock {
+ public:
+  PhaseClock(PhaseTimes& times, const TrainerHooks& hooks, std::int64_t step)
+      : times_(times), hooks_(hooks), step_(step) {}
+
+  /// Ends the phase `name` (counted in `field`) now; the next phase starts.
+  void lap(double PhaseTimes::*field, const char* name) {
+    const Clock::time_point now = Clock::now();
+    times_.*field += std::chrono::duration<double>(now - mark_).count();
+    if (hooks_.on_span) hooks_.on_span(Span{name, mark_, now, step_});
+    mark_ = now;
+  }
+
+ private:
+  PhaseTimes& times_;
+  const TrainerHooks& hooks_;
+  std::int64_t step_;
+  Clock::time_point mark_ = Clock::now();
+};
+
+/// Optimizer steps that train `samples` images of one rank.
+std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64_t grad_accum) {
+  const std::int64_t batches = (samples + batch_size - 1) / batch_size;
+  return (batches + grad_accum - 1) / grad_accum;
 }
 
 }  // namespace
@@ -68,15 +89,14 @@ Trainer::Trainer(const config::TrainConfig& config, dist::Communicator& comm,
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
       reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype)),
-      epoch_loss_sum_(at::zeros({}, at::kDouble)) {
+      epoch_loss_sum_(at::zeros({}, at::kDouble)),
+      window_loss_sum_(at::zeros({}, at::kDouble)) {
   broadcast_parameters(comm_, model_);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
 }
 
 std::int64_t Trainer::steps_per_epoch() const {
-  const std::int64_t batches =
-      (sampler_.num_samples() + config_.batch_size - 1) / config_.batch_size;
-  return (batches + config_.grad_accum - 1) / config_.grad_accum;
+  return steps_for(sampler_.num_samples(), config_.batch_size, config_.grad_accum);
 }
 
 bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
@@ -97,6 +117,28 @@ void Trainer::gather_epoch_sums() {
   epoch_images_ = 0;
 }
 
+LogWindow Trainer::reduce_window() {
+  const PhaseTimes& p = window_phases_;
+  at::Tensor sums = at::stack(
+      {window_loss_sum_, at::scalar_tensor(window_steps_, at::kDouble),
+       at::scalar_tensor(window_images_, at::kDouble), at::scalar_tensor(p.data, at::kDouble),
+       at::scalar_tensor(p.forward, at::kDouble), at::scalar_tensor(p.backward, at::kDouble),
+       at::scalar_tensor(p.comm_wait, at::kDouble), at::scalar_tensor(p.optimizer, at::kDouble)});
+  comm_.all_reduce(sums, dist::ReduceOp::kSum);
+  const auto* sum = sums.data_ptr<double>();
+  const double ranks = comm_.size();
+  LogWindow window;
+  window.steps = window_steps_;
+  window.loss = sum[0] / std::max(1.0, sum[1]);
+  window.images_per_sec = sum[2] / std::max(p.total(), 1e-12);
+  window.phases = {sum[3] / ranks, sum[4] / ranks, sum[5] / ranks, sum[6] / ranks, sum[7] / ranks};
+  window_loss_sum_.zero_();
+  window_steps_ = 0;
+  window_images_ = 0;
+  window_phases_ = PhaseTimes{};
+  return window;
+}
+
 EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& hooks,
                                  bool& stopped) {
   const Clock::time_point start = Clock::now();
@@ -114,33 +156,60 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
     const std::int64_t batches_left =
         (shard.size(0) - first + config_.batch_size - 1) / config_.batch_size;
     const std::int64_t micro_batches = std::min<std::int64_t>(config_.grad_accum, batches_left);
-    Clock::time_point mark = Clock::now();
+    PhaseTimes step_phases;
+    PhaseClock clock(step_phases, hooks, progress_.step + 1);
     reducer_.zero_grad();
+    std::int64_t step_images = 0;
     for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
       const std::int64_t size = std::min<std::int64_t>(config_.batch_size, shard.size(0) - first);
       const at::Tensor indices = shard.narrow(0, first, size);
       if (hooks.on_batch) hooks.on_batch(indices);
       const data::Batch batch = train_batches_.make(indices);
-      lap(mark, phases.data);
+      clock.lap(&PhaseTimes::data, "data");
       const at::Tensor loss = at::cross_entropy_loss(model_.forward(batch.inputs), batch.targets);
-      lap(mark, phases.forward);
+      clock.lap(&PhaseTimes::forward, "forward");
       // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
       // preemption signal costs no extra message per step.
       reducer_.prepare_backward(/*communicate=*/micro + 1 == micro_batches,
                                 /*stop_requested=*/hooks.stop_requested());
       (micro_batches > 1 ? loss / static_cast<double>(micro_batches) : loss).backward();
-      lap(mark, phases.backward);
-      epoch_loss_sum_ += loss.detach();
+      clock.lap(&PhaseTimes::backward, "backward");
+      const at::Tensor detached = loss.detach();
+      epoch_loss_sum_ += detached;
+      window_loss_sum_ += detached;
       ++epoch_loss_count_;
-      epoch_images_ += size;
+      ++window_steps_;
+      step_images += size;
       progress_.position += size * comm_.size();
       first += size;
     }
     const bool stop = reducer_.finish();
-    lap(mark, phases.comm_wait);
+    clock.lap(&PhaseTimes::comm_wait, "comm_wait");
     optimizer_->step();
-    lap(mark, phases.optimizer);
+    clock.lap(&PhaseTimes::optimizer, "optimizer");
     ++progress_.step;
+    epoch_images_ += step_images;
+    window_images_ += step_images * comm_.size();
+    phases += step_phases;
+    window_phases_ += step_phases;
+    if (hooks.on_span && comm_.size() > 1) {
+      for (const GradientReducer::CollectiveTiming& t : reducer_.last_collectives())
+        hooks.on_span(Span{"allreduce", t.launched, t.done, progress_.step, t.bytes});
+    }
+    if (hooks.on_step) {
+      StepReport report;
+      report.step = progress_.step;
+      report.epoch = progress_.epoch + 1;
+      report.epoch_steps = steps_per_epoch();
+      report.epoch_steps_done =
+          report.epoch_steps -
+          steps_for(shard.size(0) - first, config_.batch_size, config_.grad_accum);
+      report.images = step_images * comm_.size();
+      report.seconds = step_phases.total();
+      if (config_.log_every > 0 && progress_.step % config_.log_every == 0)
+        report.window = reduce_window();
+      hooks.on_step(report);
+    }
     if (stop) {
       stopped = true;
       break;
@@ -148,7 +217,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
     const bool last_step = first >= shard.size(0);
     if (config_.checkpoint_every > 0 && progress_.step % config_.checkpoint_every == 0 &&
         !last_step) {
-      hooks.on_checkpoint(CheckpointPoint::kEveryNSteps);
+      checkpoint_at(hooks, CheckpointPoint::kEveryNSteps);
     }
   }
   const bool complete = first >= shard.size(0) && !stopped;
@@ -180,11 +249,14 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     summary.train_seconds += report.train_seconds;
     summary.phases += report.phases;
     if (stopped || agree_to_stop(hooks)) {
-      hooks.on_checkpoint(CheckpointPoint::kStop);
+      checkpoint_at(hooks, CheckpointPoint::kStop);
       summary.preempted = true;
       break;
     }
+    const Clock::time_point evaluation_start = Clock::now();
     report.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size);
+    if (hooks.on_span)
+      hooks.on_span(Span{"evaluate", evaluation_start, Clock::now(), progress_.step});
     evaluated = true;
     report.elapsed_seconds = seconds_since(start);
     summary.train_loss = report.train_loss;
@@ -194,7 +266,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
       progress_ = TrainProgress{progress_.epoch, progress_.step};
     }
     hooks.on_epoch(report);
-    hooks.on_checkpoint(CheckpointPoint::kEpochEnd);
+    checkpoint_at(hooks, CheckpointPoint::kEpochEnd);
   }
   if (!evaluated && !summary.preempted) {  // resumed from the end: still report the result
     summary.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size);
@@ -203,6 +275,12 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
   summary.steps = progress_.step;
   summary.images_per_sec = summary.images / std::max(summary.train_seconds, 1e-9);
   return summary;
+}
+
+void Trainer::checkpoint_at(const TrainerHooks& hooks, CheckpointPoint point) {
+  const Clock::time_point start = Clock::now();
+  hooks.on_checkpoint(point);
+  if (hooks.on_span) hooks.on_span(Span{"checkpoint", start, Clock::now(), progress_.step});
 }
 
 io::CheckpointContents Trainer::checkpoint() {

@@ -3,9 +3,11 @@
 // configured points, exact resume, and an agreed stop on preemption signals.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include <torch/optim/optimizer.h>
 
@@ -30,6 +32,37 @@ struct PhaseTimes {
   double optimizer = 0;  // optimizer step
   double total() const { return data + forward + backward + comm_wait + optimizer; }
   PhaseTimes& operator+=(const PhaseTimes& other);
+};
+
+using TraceClock = std::chrono::steady_clock;
+
+/// A stretch of this rank's time, for timelines: a training phase, an allreduce, an evaluation.
+struct Span {
+  const char* name = "";  // "data", "forward", "backward", "comm_wait", "optimizer",
+                          // "allreduce", "evaluate", "checkpoint"
+  TraceClock::time_point start;
+  TraceClock::time_point end;
+  std::int64_t step = 0;   // the optimizer step it belongs to (1-based)
+  std::int64_t bytes = 0;  // an allreduce's payload
+};
+
+/// The steps since the previous window (every --log-every steps), reduced over all ranks.
+struct LogWindow {
+  std::int64_t steps = 0;
+  double loss = 0;            // mean training loss of these steps over all ranks
+  double images_per_sec = 0;  // images of all ranks / this rank's training time in the window
+  PhaseTimes phases;          // seconds per rank in the window, averaged over the ranks
+};
+
+/// One optimizer step, as every rank sees it right after the step.
+struct StepReport {
+  std::int64_t step = 0;         // optimizer steps since the start of training, this one included
+  std::int64_t epoch = 0;        // 1-based
+  std::int64_t epoch_steps = 0;  // optimizer steps of the whole epoch
+  std::int64_t epoch_steps_done = 0;  // of them, done now
+  std::int64_t images = 0;            // trained in this step by all ranks together
+  double seconds = 0;                 // this step on this rank
+  std::optional<LogWindow> window;    // every --log-every steps (the same steps on every rank)
 };
 
 /// What one epoch did, reduced over all ranks (identical on every rank, but `phases`).
@@ -72,6 +105,10 @@ struct TrainerHooks {
   std::function<void(const at::Tensor&)> on_batch;
   /// When set, called once, right before the first training step of this process.
   std::function<void()> on_first_step;
+  /// When set, called after every optimizer step (with a LogWindow every --log-every steps).
+  std::function<void(const StepReport&)> on_step;
+  /// When set, called with every phase, allreduce and evaluation of this rank (timelines).
+  std::function<void(const Span&)> on_span;
 };
 
 /// Trains `model` on this rank's shard of `train_set`. Every rank must construct it with the
@@ -105,6 +142,10 @@ class Trainer {
   bool agree_to_stop(const TrainerHooks& hooks);
   /// Moves the partial epoch sums of every rank into progress_ (collective).
   void gather_epoch_sums();
+  /// Calls hooks.on_checkpoint, timed as a span.
+  void checkpoint_at(const TrainerHooks& hooks, CheckpointPoint point);
+  /// Collective: the log window ending at this step, reduced over all ranks.
+  LogWindow reduce_window();
 
   const config::TrainConfig& config_;
   dist::Communicator& comm_;
@@ -122,6 +163,11 @@ class Trainer {
   at::Tensor epoch_loss_sum_;
   std::int64_t epoch_loss_count_ = 0;
   std::int64_t epoch_images_ = 0;
+  // The same for the current log window (--log-every): loss sum, rank-steps, images, phases.
+  at::Tensor window_loss_sum_;
+  std::int64_t window_steps_ = 0;
+  std::int64_t window_images_ = 0;
+  PhaseTimes window_phases_;
   bool first_step_pending_ = true;
 };
 

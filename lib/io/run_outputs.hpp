@@ -1,0 +1,56 @@
+// lib/io/run_outputs.hpp — provides: RunOutputs, everything a run shows and writes besides
+// checkpoints: the progress line, the per-epoch table, the metrics file, the timeline and the
+// end-of-run summary.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/train_config.hpp"
+#include "dist/communicator.hpp"
+#include "dist/layout.hpp"
+#include "io/accuracy_milestones.hpp"
+#include "io/log.hpp"
+#include "io/metrics_writer.hpp"
+#include "io/progress.hpp"
+#include "io/timeline.hpp"
+#include "train/trainer.hpp"
+
+namespace mnist_ddp::io {
+
+/// Every rank has one (the timeline and the summary gather from all ranks); rank 0 writes.
+class RunOutputs {
+ public:
+  /// Opens the output files on rank 0; no collectives, so it may run inside an agreed phase.
+  /// Throws UsageError naming the option whose file or folder cannot be written.
+  RunOutputs(const config::TrainConfig& config, dist::Communicator& comm, const Log& log);
+
+  /// Collective: call right before training, with every rank's placement.
+  void start(std::vector<dist::RankPlacement> layout);
+
+  void on_step(const train::StepReport& step);
+  void on_epoch(const train::EpochReport& report);
+  void on_span(const train::Span& span) { timeline_.add(span); }
+
+  /// Collective, after training: gathers what every rank did, writes the summary record and the
+  /// timeline, and prints the summary. Returns whether --min-accuracy was met.
+  bool finish(const train::TrainSummary& summary, double wall_seconds, double startup_seconds);
+
+ private:
+  const config::TrainConfig& config_;
+  dist::Communicator& comm_;
+  const Log& log_;
+  std::vector<dist::RankPlacement> layout_;
+  Progress progress_;
+  MetricsWriter metrics_;
+  Timeline timeline_;
+  AccuracyMilestones milestones_;
+  std::int64_t steps_trained_ = 0;  // by this process (a resumed run counts from its start)
+};
+
+/// Throws UsageError when `path` (the value of --`option`) could not be created: its folder is
+/// missing or not writable. Checked before training, so a typo does not cost a whole run.
+void require_writable_location(const std::string& path, const char* option);
+
+}  // namespace mnist_ddp::io
