@@ -39,6 +39,9 @@ case $set_name in
     )
     # npm may come from elsewhere (nodesource, nvm); only ask for Debian's when there is none.
     command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+    # chromium for the report test (tests/report/check_report.sh, headless). Ubuntu has only a
+    # snap wrapper, which containers cannot run; there the test skips instead.
+    [[ $(sed -n 's/^ID=//p' /etc/os-release 2>/dev/null) == ubuntu ]] || PACKAGES+=(chromium)
     ;;
   gpu-build)
     # LibTorch (with CUDA) is downloaded and CUDA and NCCL come with the base image; the rest is
