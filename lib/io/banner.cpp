@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "config/describe_config.hpp"
 #include "io/versions.hpp"
 
 namespace mnist_ddp::io {
@@ -14,20 +15,9 @@ void print_banner(const Log& log, const config::TrainConfig& c) {
     log.line("# %-16s %s", component.c_str(), version.c_str());
   }
   log.line("# configuration");
-  log.line("#   %-18s %s", "data_dir", c.data_dir.c_str());
-  log.line("#   %-18s %s", "model", c.model.c_str());
-  log.line("#   %-18s %d", "epochs", c.epochs);
-  log.line("#   %-18s %d (per rank)", "batch_size", c.batch_size);
-  log.line("#   %-18s %d (per rank)", "test_batch_size", c.test_batch_size);
-  log.line("#   %-18s %s", "optimizer", c.optimizer.c_str());
-  log.line("#   %-18s %g", "lr", c.lr);
-  log.line("#   %-18s %g", "momentum", c.momentum);
-  log.line("#   %-18s %g", "weight_decay", c.weight_decay);
-  log.line("#   %-18s %lld", "seed", static_cast<long long>(c.seed));
-  log.line("#   %-18s %lld", "max_steps", static_cast<long long>(c.max_steps));
-  log.line("#   %-18s %g / %g", "normalize", c.normalize_mean, c.normalize_std);
-  log.line("#   %-18s %s", "drop_last", c.drop_last ? "yes" : "no");
-  log.line("#   %-18s %s", "metrics_file", c.metrics_file.empty() ? "-" : c.metrics_file.c_str());
+  for (const auto& [name, value] : config::describe_config(c)) {
+    log.line("#   %-18s %s", name.c_str(), value.c_str());
+  }
 }
 
 void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout, int node_count) {

@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "config/describe_config.hpp"
 #include "io/banner.hpp"
 #include "io/rank_stats.hpp"
 
@@ -40,23 +42,35 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, dist::Communicator& co
                RunFacts{comm.size(), comm.backend(), config.model, config.lr}),
       timeline_(comm, !config.timeline.empty()) {
   on_rank_zero(comm, config.timeline, "timeline");
+  on_rank_zero(comm, config.report, "report");
 }
 
 void RunOutputs::start(std::vector<dist::RankPlacement> layout) {
   layout_ = std::move(layout);
   timeline_.start();
+  start_ = train::TraceClock::now();
+}
+
+double RunOutputs::seconds_since_start() const {
+  return std::chrono::duration<double>(train::TraceClock::now() - start_).count();
 }
 
 void RunOutputs::on_step(const train::StepReport& step) {
   ++steps_trained_;
   progress_.on_step(step);
   metrics_.write_step(step);
+  if (step.window) {
+    report_.steps.push_back({step.step, step.epoch, seconds_since_start(), step.window->loss,
+                             step.window->images_per_sec});
+  }
 }
 
 void RunOutputs::on_epoch(const train::EpochReport& report) {
   print_epoch(log_, report);
   metrics_.write_epoch(report);
   milestones_.note(report);
+  report_.epochs.push_back({report.epoch, report.step, report.train_loss, report.test.loss,
+                            report.test.accuracy, report.images_per_sec, report.elapsed_seconds});
 }
 
 bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
@@ -68,7 +82,50 @@ bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
   print_rank_table(log_, ranks, layout_);
   print_milestones(log_, milestones_.milestones());
   if (!config_.timeline.empty()) log_.line("# timeline written to %s", config_.timeline.c_str());
+  if (comm_.rank() == 0 && !config_.report.empty()) {
+    write_report(summary, ranks, wall_seconds, startup_seconds);
+    log_.line("# report written to %s", config_.report.c_str());
+  }
   return print_summary(log_, summary, config_.min_accuracy, wall_seconds);
+}
+
+void RunOutputs::write_report(const train::TrainSummary& summary,
+                              const std::vector<RankStats>& ranks, double wall_seconds,
+                              double startup_seconds) {
+  report_.title = "mnist_ddp " + config_.model + ", " + std::to_string(comm_.size()) + " rank" +
+                  (comm_.size() == 1 ? "" : "s");
+  report_.config = config::describe_config(config_);
+  for (const RankStats& r : ranks) {
+    const dist::RankPlacement placement =
+        r.rank < static_cast<int>(layout_.size()) ? layout_[r.rank] : dist::RankPlacement{};
+    const train::PhaseTimes& p = r.phases;
+    report_.ranks.push_back({r.rank, placement.host, placement.local_rank, placement.device,
+                             r.steps, r.step_seconds(), p.data, p.forward, p.backward, p.comm_wait,
+                             p.optimizer});
+  }
+  char text[128];
+  const auto add = [this, &text](const char* label) { report_.summary.emplace_back(label, text); };
+  std::snprintf(text, sizeof text, "%.2f%% (%lld/%lld)", 100 * summary.test.accuracy,
+                static_cast<long long>(summary.test.correct),
+                static_cast<long long>(summary.test.count));
+  add("final test accuracy");
+  std::snprintf(text, sizeof text, "%.6f", summary.test.loss);
+  add("final test loss");
+  std::snprintf(text, sizeof text, "%lld", static_cast<long long>(summary.steps));
+  add("optimizer steps");
+  std::snprintf(text, sizeof text, "%.0f img/s (all ranks)", summary.images_per_sec);
+  add("throughput");
+  std::snprintf(text, sizeof text, "%.2f s (first step after %.2f s)", wall_seconds,
+                startup_seconds);
+  add("wall time");
+  for (const Milestone& m : milestones_.milestones()) {
+    if (!m.reached) continue;
+    std::snprintf(text, sizeof text, "%.2f s (epoch %lld)", m.elapsed_seconds,
+                  static_cast<long long>(m.epoch));
+    report_.summary.emplace_back(
+        "time to " + std::to_string(static_cast<int>(100 * m.accuracy)) + "% test accuracy", text);
+  }
+  write_run_report(config_.report, report_);
 }
 
 }  // namespace mnist_ddp::io

@@ -1,6 +1,6 @@
 // lib/io/run_outputs.hpp — provides: RunOutputs, everything a run shows and writes besides
-// checkpoints: the progress line, the per-epoch table, the metrics file, the timeline and the
-// end-of-run summary.
+// checkpoints: the progress line, the per-epoch table, the metrics file, the HTML report, the
+// timeline and the end-of-run summary.
 #pragma once
 
 #include <memory>
@@ -14,6 +14,8 @@
 #include "io/log.hpp"
 #include "io/metrics_writer.hpp"
 #include "io/progress.hpp"
+#include "io/rank_stats.hpp"
+#include "io/run_report.hpp"
 #include "io/timeline.hpp"
 #include "train/trainer.hpp"
 
@@ -33,11 +35,15 @@ class RunOutputs {
   void on_epoch(const train::EpochReport& report);
   void on_span(const train::Span& span) { timeline_.add(span); }
 
-  /// Collective, after training: gathers what every rank did, writes the summary record and the
-  /// timeline, and prints the summary. Returns whether --min-accuracy was met.
+  /// Collective, after training: gathers what every rank did, writes the summary record, the
+  /// report and the timeline, and prints the summary. Returns whether --min-accuracy was met.
   bool finish(const train::TrainSummary& summary, double wall_seconds, double startup_seconds);
 
  private:
+  double seconds_since_start() const;
+  void write_report(const train::TrainSummary& summary, const std::vector<RankStats>& ranks,
+                    double wall_seconds, double startup_seconds);
+
   const config::TrainConfig& config_;
   dist::Communicator& comm_;
   const Log& log_;
@@ -46,6 +52,8 @@ class RunOutputs {
   MetricsWriter metrics_;
   Timeline timeline_;
   AccuracyMilestones milestones_;
+  RunReport report_;  // the curves so far, for --report
+  train::TraceClock::time_point start_;
   std::int64_t steps_trained_ = 0;  // by this process (a resumed run counts from its start)
 };
 

@@ -1,0 +1,60 @@
+// lib/config/describe_config.cpp — one list, so the banner and the report cannot disagree.
+#include "config/describe_config.hpp"
+
+#include <sstream>
+
+namespace mnist_ddp::config {
+namespace {
+
+template <typename T>
+std::string text(const T& value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+std::string text(bool value) { return value ? "true" : "false"; }
+
+std::string path(const std::string& value) { return value.empty() ? "-" : value; }
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> describe_config(const TrainConfig& c) {
+  return {
+      {"data-dir", path(c.data_dir)},
+      {"normalize-mean", text(c.normalize_mean)},
+      {"normalize-std", text(c.normalize_std)},
+      {"drop-last", text(c.drop_last)},
+      {"model", c.model},
+      {"epochs", text(c.epochs)},
+      {"batch-size", text(c.batch_size) + " per rank"},
+      {"test-batch-size", text(c.test_batch_size) + " per rank"},
+      {"optimizer", c.optimizer},
+      {"lr", text(c.lr)},
+      {"momentum", text(c.momentum)},
+      {"weight-decay", text(c.weight_decay)},
+      {"seed", text(c.seed)},
+      {"max-steps", text(c.max_steps)},
+      {"bucket-mb", text(c.bucket_mb)},
+      {"grad-accum", text(c.grad_accum)},
+      {"grad-dtype", c.grad_dtype},
+      {"comm-timeout", text(c.comm_timeout) + " s"},
+      {"threads", text(c.threads)},
+      {"checkpoint-dir", path(c.checkpoint_dir)},
+      {"checkpoint-every", text(c.checkpoint_every)},
+      {"keep-last", text(c.keep_last)},
+      {"resume", c.resume},
+      {"eval-only", text(c.eval_only)},
+      {"export-model", path(c.export_model)},
+      {"metrics-file", path(c.metrics_file)},
+      {"log-every", text(c.log_every)},
+      {"progress", c.progress},
+      {"tensorboard-dir", path(c.tensorboard_dir)},
+      {"report", path(c.report)},
+      {"timeline", path(c.timeline)},
+      {"log-all-ranks", text(c.log_all_ranks)},
+      {"min-accuracy", text(c.min_accuracy)},
+  };
+}
+
+}  // namespace mnist_ddp::config
