@@ -29,8 +29,8 @@ ENV DEBIAN_FRONTEND=noninteractive \
 
 WORKDIR /src
 COPY scripts/install_packages.sh scripts/
-# Compilers, CMake, Open MPI, Boost, zlib, nlohmann-json, doctest; CUDA and NCCL (libnccl-dev)
-# come with the devel image.
+# Compilers, CMake, Open MPI, Boost, zlib, nlohmann-json, doctest, protobuf; CUDA and NCCL
+# (libnccl-dev) come with the devel image.
 RUN scripts/install_packages.sh gpu-build && rm -rf /var/lib/apt/lists/*
 
 # The cxx11-ABI build, like the system's Boost and Open MPI.
@@ -66,7 +66,7 @@ FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS runtime
 
 ENV DEBIAN_FRONTEND=noninteractive
 COPY scripts/install_packages.sh /tmp/
-# mpirun and the shared libraries of Open MPI, Boost.Program_options, zlib and OpenMP.
+# mpirun and the shared libraries of Open MPI, Boost.Program_options, protobuf, zlib and OpenMP.
 RUN /tmp/install_packages.sh gpu-runtime && rm -rf /var/lib/apt/lists/* /tmp/install_packages.sh
 
 COPY --from=build /stage/lib /opt/libtorch/lib

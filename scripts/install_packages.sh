@@ -27,13 +27,14 @@ set_name=${1:-ci}
 
 case $set_name in
   ci)
-    # Build tools and libraries, OpenBLAS (LibTorch's GEMMs run 15x faster than on the
-    # reference BLAS), Fashion-MNIST for the end-to-end tests, python3 for test checks, npm for
-    # the data.
+    # Build tools and libraries (protobuf for the TensorBoard event files), OpenBLAS (LibTorch's
+    # GEMMs run 15x faster than on the reference BLAS), Fashion-MNIST for the end-to-end tests,
+    # python3 for test checks, npm for the data.
     PACKAGES=(
       build-essential cmake ninja-build pkg-config
       libtorch-dev libopenmpi-dev openmpi-bin
       libboost-program-options-dev doctest-dev zlib1g-dev nlohmann-json3-dev
+      protobuf-compiler libprotobuf-dev
       libopenblas0-openmp dataset-fashion-mnist
       python3 curl ca-certificates
     )
@@ -50,12 +51,14 @@ case $set_name in
       build-essential cmake ninja-build pkg-config
       libopenmpi-dev openmpi-bin
       libboost-program-options-dev doctest-dev zlib1g-dev nlohmann-json3-dev
+      protobuf-compiler libprotobuf-dev
       curl ca-certificates unzip
     )
     ;;
   gpu-runtime)
-    # Only the shared libraries and mpirun; LibTorch's own libraries are copied in.
-    PACKAGES=(openmpi-bin libopenmpi3 libboost-program-options1.74.0 zlib1g libgomp1)
+    # Only the shared libraries and mpirun; LibTorch's own libraries are copied in. Ubuntu
+    # 22.04's names for the versioned ones (Boost 1.74, protobuf 3.12 = libprotobuf23).
+    PACKAGES=(openmpi-bin libopenmpi3 libboost-program-options1.74.0 libprotobuf23 zlib1g libgomp1)
     ;;
   *) usage ;;
 esac
