@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -43,6 +44,8 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, dist::Communicator& co
       timeline_(comm, !config.timeline.empty()) {
   on_rank_zero(comm, config.timeline, "timeline");
   on_rank_zero(comm, config.report, "report");
+  if (comm.rank() == 0 && !config.tensorboard_dir.empty())
+    tensorboard_ = std::make_unique<TensorBoardWriter>(config.tensorboard_dir);
 }
 
 void RunOutputs::start(std::vector<dist::RankPlacement> layout) {
@@ -59,6 +62,14 @@ void RunOutputs::on_step(const train::StepReport& step) {
   ++steps_trained_;
   progress_.on_step(step);
   metrics_.write_step(step);
+  if (step.window && tensorboard_) {
+    const train::LogWindow& w = *step.window;
+    tensorboard_->add_scalar("train/loss", step.step, w.loss);
+    tensorboard_->add_scalar("train/images_per_sec", step.step, w.images_per_sec);
+    tensorboard_->add_scalar("train/comm_share", step.step,
+                             w.phases.comm_wait / std::max(w.phases.total(), 1e-12));
+    tensorboard_->add_scalar("train/lr", step.step, config_.lr);
+  }
   if (step.window) {
     report_.steps.push_back({step.step, step.epoch, seconds_since_start(), step.window->loss,
                              step.window->images_per_sec});
@@ -69,6 +80,12 @@ void RunOutputs::on_epoch(const train::EpochReport& report) {
   print_epoch(log_, report);
   metrics_.write_epoch(report);
   milestones_.note(report);
+  if (tensorboard_) {
+    tensorboard_->add_scalar("epoch/train_loss", report.step, report.train_loss);
+    tensorboard_->add_scalar("epoch/test_loss", report.step, report.test.loss);
+    tensorboard_->add_scalar("epoch/test_accuracy", report.step, report.test.accuracy);
+    tensorboard_->add_scalar("epoch/images_per_sec", report.step, report.images_per_sec);
+  }
   report_.epochs.push_back({report.epoch, report.step, report.train_loss, report.test.loss,
                             report.test.accuracy, report.images_per_sec, report.elapsed_seconds});
 }

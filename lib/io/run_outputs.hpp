@@ -1,6 +1,6 @@
 // lib/io/run_outputs.hpp — provides: RunOutputs, everything a run shows and writes besides
-// checkpoints: the progress line, the per-epoch table, the metrics file, the HTML report, the
-// timeline and the end-of-run summary.
+// checkpoints: the progress line, the per-epoch table, the metrics file, TensorBoard scalars,
+// the HTML report, the timeline and the end-of-run summary.
 #pragma once
 
 #include <memory>
@@ -16,6 +16,7 @@
 #include "io/progress.hpp"
 #include "io/rank_stats.hpp"
 #include "io/run_report.hpp"
+#include "io/tensorboard_writer.hpp"
 #include "io/timeline.hpp"
 #include "train/trainer.hpp"
 
@@ -50,6 +51,7 @@ class RunOutputs {
   std::vector<dist::RankPlacement> layout_;
   Progress progress_;
   MetricsWriter metrics_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;  // rank 0 with --tensorboard-dir
   Timeline timeline_;
   AccuracyMilestones milestones_;
   RunReport report_;  // the curves so far, for --report

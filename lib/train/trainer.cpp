@@ -189,7 +189,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
     clock.lap(&PhaseTimes::optimizer, "optimizer");
     ++progress_.step;
     epoch_images_ += step_images;
-    window_images_ += step_images * comm_.size();
+    window_images_ += step_images;
     phases += step_phases;
     window_phases_ += step_phases;
     if (hooks.on_span && comm_.size() > 1) {

@@ -166,7 +166,7 @@ class Trainer {
   // The same for the current log window (--log-every): loss sum, rank-steps, images, phases.
   at::Tensor window_loss_sum_;
   std::int64_t window_steps_ = 0;
-  std::int64_t window_images_ = 0;
+  std::int64_t window_images_ = 0;  // of this rank
   PhaseTimes window_phases_;
   bool first_step_pending_ = true;
 };

@@ -18,6 +18,9 @@ expect_once out "# layout: 2 ranks on 1 node" "rank 0 prints the layout"
 python3 - "$WORK/metrics.jsonl" <<'PY' || fail "metrics file content"
 import json, sys
 records = [json.loads(line) for line in open(sys.argv[1])]
+assert all(r["schema"] == 2 for r in records), records
+assert [r["step"] for r in records if r["event"] == "step"] == [100, 200, 300, 400], records
+records = [r for r in records if r["event"] != "step"]
 assert [r["event"] for r in records] == ["epoch", "summary"], records
 epoch, summary = records
 for key in ["epoch", "step", "train_loss", "test_loss", "test_accuracy", "images_per_sec",
@@ -42,6 +45,7 @@ expect_once out "(stopped by --max-steps)" "the partial epoch is marked"
 python3 - "$WORK/steps.jsonl" <<'PY' || fail "--max-steps metrics"
 import json, sys
 records = [json.loads(line) for line in open(sys.argv[1])]
+records = [r for r in records if r["event"] != "step"]
 assert records[-1]["event"] == "summary" and records[-1]["steps"] == 100, records[-1]
 assert records[0]["complete"] is False and records[0]["step"] == 100, records[0]
 print("ok: --max-steps 100 stops after 100 steps with an evaluation")
