@@ -37,6 +37,11 @@ po::typed_value<bool>* flag(bool* field, bool default_value) {
       ->implicit_value(true, "true");
 }
 
+/// A file or folder option that is off unless given; --help shows its default as "none".
+po::typed_value<std::string>* optional_path(std::string* field) {
+  return po::value(field)->default_value("", "none");
+}
+
 /// Options that may come from any source, bound to the fields of `config`.
 po::options_description training_options(TrainConfig& config) {
   const TrainConfig defaults;
@@ -93,7 +98,7 @@ po::options_description training_options(TrainConfig& config) {
 
   po::options_description checkpoints("Checkpoints", kHelpWidth, kHelpDescriptionWidth);
   checkpoints.add_options()(
-      "checkpoint-dir", po::value(&config.checkpoint_dir)->default_value(defaults.checkpoint_dir),
+      "checkpoint-dir", optional_path(&config.checkpoint_dir),
       "rank 0 writes checkpoints here at every epoch end, on SIGTERM/SIGUSR1 (then exits 6) "
       "and every --checkpoint-every steps")(
       "checkpoint-every",
@@ -106,12 +111,12 @@ po::options_description training_options(TrainConfig& config) {
       "a checkpoint (.mddp) or its manifest (.json)")(
       "eval-only", flag(&config.eval_only, defaults.eval_only),
       "evaluate the --resume checkpoint on the test set and exit; no training")(
-      "export-model", po::value(&config.export_model)->default_value(defaults.export_model),
+      "export-model", optional_path(&config.export_model),
       "after training, save the model alone to this file for inference (torch::load)");
 
   po::options_description output("Output", kHelpWidth, kHelpDescriptionWidth);
   output.add_options()(
-      "metrics-file", po::value(&config.metrics_file)->default_value(defaults.metrics_file),
+      "metrics-file", optional_path(&config.metrics_file),
       "write JSON Lines metrics (step records every --log-every steps, one per epoch, a "
       "summary) from rank 0 to this file")(
       "log-every", po::value(&config.log_every)->default_value(defaults.log_every),
@@ -119,12 +124,11 @@ po::options_description training_options(TrainConfig& config) {
       "TensorBoard scalars (0: epoch ends only)")(
       "progress", po::value(&config.progress)->default_value(defaults.progress),
       "auto (a live line when stdout is a terminal, else plain lines), live, lines or off")(
-      "tensorboard-dir",
-      po::value(&config.tensorboard_dir)->default_value(defaults.tensorboard_dir),
+      "tensorboard-dir", optional_path(&config.tensorboard_dir),
       "write TensorBoard event files (loss, accuracy, lr, throughput, comm share) here")(
-      "report", po::value(&config.report)->default_value(defaults.report),
+      "report", optional_path(&config.report),
       "write a self-contained HTML report (curves, throughput, per-rank step time) to this file")(
-      "timeline", po::value(&config.timeline)->default_value(defaults.timeline),
+      "timeline", optional_path(&config.timeline),
       "write a Chrome trace (chrome://tracing, Perfetto) of every rank's phases and collectives")(
       "log-all-ranks", flag(&config.log_all_ranks, defaults.log_all_ranks),
       "let every rank log, prefixed with its rank, not only rank 0")(
@@ -236,7 +240,14 @@ std::string help_text() {
   all.add(command_line_only(config_file)).add(training_options(scratch));
   std::ostringstream text;
   text << all;
-  return text.str();
+  // Boost pads wrapped descriptions with a trailing space; keep the text clean for the README.
+  std::string help;
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);) {
+    line.erase(line.find_last_not_of(' ') + 1);
+    help += line + '\n';
+  }
+  return help;
 }
 
 namespace {
