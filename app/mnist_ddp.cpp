@@ -24,6 +24,7 @@
 #include "io/versions.hpp"
 #include "model/classifier.hpp"
 #include "train/checkpointer.hpp"
+#include "train/fault_injection.hpp"
 #include "train/stop_request.hpp"
 #include "train/trainer.hpp"
 #include "train/training_checkpoint.hpp"
@@ -66,8 +67,9 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
 
   data::Dataset train_set;
   data::Dataset test_set;
-  dist::MpiCommunicator comm(world.comm());
+  dist::MpiCommunicator comm(world.comm(), config.comm_timeout);
   std::unique_ptr<io::RunOutputs> outputs;
+  std::unique_ptr<train::FaultInjector> faults;  // MNIST_DDP_FAULT, a testing aid
   dist::run_agreed(world, [&] {
     train_set = data::load_mnist(config.data_dir, data::Split::kTrain);
     test_set = data::load_mnist(config.data_dir, data::Split::kTest);
@@ -77,6 +79,7 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
                        std::to_string(train_set.size()) + " ranks");
     }
     outputs = std::make_unique<io::RunOutputs>(config, comm, log);
+    faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
   });
 
   io::print_banner(log, config);
@@ -102,7 +105,10 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
     outputs->on_epoch(report);
     checkpointer.note_epoch(report);
   };
-  hooks.on_step = [&](const train::StepReport& step) { outputs->on_step(step); };
+  hooks.on_step = [&](const train::StepReport& step) {
+    outputs->on_step(step);
+    faults->after_step(step.step);
+  };
   if (!config.timeline.empty())
     hooks.on_span = [&](const train::Span& span) { outputs->on_span(span); };
   hooks.on_checkpoint = [&](train::CheckpointPoint point) { checkpointer.save(trainer, point); };

@@ -2,6 +2,7 @@
 #include "dist/mpi_communicator.hpp"
 
 #include <climits>
+#include <exception>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -65,23 +66,35 @@ SixteenBitSum sixteen_bit_sum(at::ScalarType dtype) {
 /// An MPI_Iallreduce in flight.
 class MpiPendingCollective final : public PendingCollective {
  public:
-  MpiPendingCollective(MPI_Request request, at::Tensor tensor, int divide_by)
-      : request_(request), tensor_(std::move(tensor)), divide_by_(divide_by) {}
+  MpiPendingCollective(Watchdog& watchdog, MPI_Request request, at::Tensor tensor, int divide_by)
+      : watchdog_(watchdog),
+        number_(watchdog.started()),
+        request_(request),
+        tensor_(std::move(tensor)),
+        divide_by_(divide_by) {}
   ~MpiPendingCollective() override {
-    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    if (request_ == MPI_REQUEST_NULL) return;
+    if (std::uncaught_exceptions() > 0) {
+      // On the way to MPI_Abort (a rank failed or timed out): waiting could block forever. MPI
+      // may still write into the tensor until the job ends, so it is kept alive on purpose.
+      new at::Tensor(std::move(tensor_));
+      return;
+    }
+    MPI_Wait(&request_, MPI_STATUS_IGNORE);
   }
 
   bool test() override {
     if (request_ == MPI_REQUEST_NULL) return true;
-    int done = 0;
-    MDDP_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+    const bool done = watchdog_.test(request_);
     if (done) finish();
-    return done != 0;
+    return done;
   }
 
   void wait() override {
     if (request_ == MPI_REQUEST_NULL) return;
-    MDDP_MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    watchdog_.wait(request_, number_,
+                   "all_reduce of " + std::to_string(tensor_.numel()) + " " +
+                       c10::toString(tensor_.scalar_type()) + " (gradient bucket)");
     finish();
   }
 
@@ -92,6 +105,8 @@ class MpiPendingCollective final : public PendingCollective {
     if (divide_by_ > 1) tensor_.div_(divide_by_);
   }
 
+  Watchdog& watchdog_;
+  std::int64_t number_;
   MPI_Request request_;
   at::Tensor tensor_;
   int divide_by_;
@@ -111,7 +126,8 @@ int checked_count(const at::Tensor& tensor, const char* collective) {
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, double timeout_seconds)
+    : comm_(comm), watchdog_(comm, timeout_seconds) {
   MDDP_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(comm_, &size_));
 }
@@ -154,8 +170,12 @@ Reduction reduction_for(const at::Tensor& tensor, ReduceOp op, const char* colle
 
 void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   const Reduction r = reduction_for(tensor, op, "all_reduce");
-  MDDP_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_));
-  // Note [Gradient averaging]: the sum is complete only once MPI_Allreduce has returned, so the
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(
+      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
+  wait(request,
+       "all_reduce of " + std::to_string(r.count) + " " + c10::toString(tensor.scalar_type()));
+  // Note [Gradient averaging]: the sum is complete only once the allreduce has finished, so the
   // division by the world size comes after it, never before.
   if (op == ReduceOp::kAverage) tensor.div_(size_);
 }
@@ -166,13 +186,15 @@ std::unique_ptr<PendingCollective> MpiCommunicator::all_reduce_async(at::Tensor&
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(
       MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
-  return std::make_unique<MpiPendingCollective>(request, tensor,
+  return std::make_unique<MpiPendingCollective>(watchdog_, request, tensor,
                                                 op == ReduceOp::kAverage ? size_ : 1);
 }
 
 void MpiCommunicator::broadcast(at::Tensor& tensor, int root) {
   const int count = checked_count(tensor, "broadcast");
-  MDDP_MPI_CHECK(MPI_Bcast(tensor.data_ptr(), count, mpi_type_of(tensor), root, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Ibcast(tensor.data_ptr(), count, mpi_type_of(tensor), root, comm_, &request));
+  wait(request, "broadcast from rank " + std::to_string(root));
 }
 
 at::Tensor MpiCommunicator::all_gather(const at::Tensor& tensor) {
@@ -181,11 +203,21 @@ at::Tensor MpiCommunicator::all_gather(const at::Tensor& tensor) {
   shape.insert(shape.begin(), size_);
   at::Tensor gathered = at::empty(shape, tensor.options());
   const MPI_Datatype type = mpi_type_of(tensor);
-  MDDP_MPI_CHECK(
-      MPI_Allgather(tensor.data_ptr(), count, type, gathered.data_ptr(), count, type, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Iallgather(tensor.data_ptr(), count, type, gathered.data_ptr(), count, type,
+                                comm_, &request));
+  wait(request, "all_gather");
   return gathered;
 }
 
-void MpiCommunicator::barrier() { MDDP_MPI_CHECK(MPI_Barrier(comm_)); }
+void MpiCommunicator::barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+  wait(request, "barrier");
+}
+
+void MpiCommunicator::wait(MPI_Request& request, const std::string& what) {
+  watchdog_.wait(request, watchdog_.started(), what);
+}
 
 }  // namespace mnist_ddp::dist

@@ -4,14 +4,20 @@
 
 #include <mpi.h>
 
+#include <limits>
+
 #include "dist/communicator.hpp"
+#include "dist/watchdog.hpp"
 
 namespace mnist_ddp::dist {
 
 /// Communicator over an MPI communicator (MPI_COMM_WORLD in the program).
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(MPI_Comm comm);
+  /// Collective over `comm`. A collective that waits longer than `timeout_seconds` throws
+  /// CommError naming it and the ranks that had not joined (Note [Stall diagnosis]).
+  explicit MpiCommunicator(MPI_Comm comm,
+                           double timeout_seconds = std::numeric_limits<double>::infinity());
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -24,7 +30,11 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
 
  private:
+  /// Waits for a collective just started, under the watchdog.
+  void wait(MPI_Request& request, const std::string& what);
+
   MPI_Comm comm_;
+  Watchdog watchdog_;
   int rank_ = 0;
   int size_ = 1;
 };

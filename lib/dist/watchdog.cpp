@@ -1,0 +1,137 @@
+// lib/dist/watchdog.cpp — polling waits with a deadline, and the status queries of
+// Note [Stall diagnosis].
+#include "dist/watchdog.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "common/error.hpp"
+#include "dist/mpi_check.hpp"
+
+namespace mnist_ddp::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kQueryTag = 1;
+constexpr int kReplyTag = 2;
+// How long a rank that timed out waits for the others' answers.
+constexpr double kGraceSeconds = 3;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Between tests of a request: spin first (a step's allreduce is done within microseconds),
+/// then yield the core (ranks may outnumber cores), then sleep (a long wait should cost nothing).
+void pause_after(double waited_seconds) {
+  if (waited_seconds < 1e-3) return;
+  if (waited_seconds < 0.1) {
+    sched_yield();
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+Watchdog::Watchdog(MPI_Comm comm, double timeout_seconds) : timeout_seconds_(timeout_seconds) {
+  MDDP_MPI_CHECK(MPI_Comm_dup(comm, &status_comm_));
+  MDDP_MPI_CHECK(MPI_Comm_rank(status_comm_, &rank_));
+  MDDP_MPI_CHECK(MPI_Comm_size(status_comm_, &size_));
+}
+
+Watchdog::~Watchdog() {
+  if (status_comm_ != MPI_COMM_NULL) MPI_Comm_free(&status_comm_);
+}
+
+bool Watchdog::test(MPI_Request& request) {
+  int done = 0;
+  MDDP_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+  if (!done) answer_queries();
+  return done != 0;
+}
+
+void Watchdog::wait(MPI_Request& request, std::int64_t number, const std::string& what) {
+  const Clock::time_point start = Clock::now();
+  while (!test(request)) {
+    const double waited = seconds_since(start);
+    if (waited > timeout_seconds_) {
+      char head[160];
+      std::snprintf(head, sizeof head,
+                    "%s (collective #%lld) still waiting after %.0f s: ", what.c_str(),
+                    static_cast<long long>(number), waited);
+      throw CommError(head + diagnose(number) +
+                      "; the job ends (raise --comm-timeout if such waits are expected)");
+    }
+    pause_after(waited);
+  }
+}
+
+void Watchdog::answer_queries() {
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MDDP_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, status_comm_, &arrived, &status));
+    if (!arrived) return;
+    std::int64_t asked_about = 0;
+    MDDP_MPI_CHECK(MPI_Recv(&asked_about, 1, MPI_INT64_T, status.MPI_SOURCE, kQueryTag,
+                            status_comm_, MPI_STATUS_IGNORE));
+    // Eight bytes go out eagerly: this send does not wait for the asking rank.
+    MDDP_MPI_CHECK(MPI_Send(&started_, 1, MPI_INT64_T, status.MPI_SOURCE, kReplyTag, status_comm_));
+  }
+}
+
+std::string Watchdog::diagnose(std::int64_t number) {
+  std::vector<MPI_Request> queries(size_, MPI_REQUEST_NULL);
+  std::vector<MPI_Request> replies(size_, MPI_REQUEST_NULL);
+  std::vector<std::int64_t> counts(size_, -1);
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    MDDP_MPI_CHECK(
+        MPI_Isend(&number, 1, MPI_INT64_T, peer, kQueryTag, status_comm_, &queries[peer]));
+    MDDP_MPI_CHECK(
+        MPI_Irecv(&counts[peer], 1, MPI_INT64_T, peer, kReplyTag, status_comm_, &replies[peer]));
+  }
+  const Clock::time_point start = Clock::now();
+  std::vector<bool> answered(size_, false);
+  answered[rank_] = true;
+  int missing = size_ - 1;
+  while (missing > 0 && seconds_since(start) < kGraceSeconds) {
+    answer_queries();  // the others may be asking at the same moment
+    for (int peer = 0; peer < size_; ++peer) {
+      if (answered[peer]) continue;
+      int done = 0;
+      MDDP_MPI_CHECK(MPI_Test(&replies[peer], &done, MPI_STATUS_IGNORE));
+      if (done) {
+        answered[peer] = true;
+        --missing;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Requests still open are left to MPI_Abort, which the caller's error leads to.
+  std::string behind;
+  std::string silent;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (!answered[peer]) {
+      silent += (silent.empty() ? "" : ", ") + std::to_string(peer);
+    } else if (peer != rank_ && counts[peer] < number) {
+      behind += (behind.empty() ? "" : ", ") + std::to_string(peer) + " (at #" +
+                std::to_string(counts[peer]) + ")";
+    }
+  }
+  std::string text;
+  if (!silent.empty()) text = "rank(s) " + silent + " not responding (stalled, dead or busy)";
+  if (!behind.empty()) {
+    text += (text.empty() ? "" : "; ") + std::string("rank(s) ") + behind + " had not joined";
+  }
+  if (text.empty()) text = "every rank has joined; the transport itself is stuck";
+  return "rank " + std::to_string(rank_) + " waits for " + text;
+}
+
+}  // namespace mnist_ddp::dist

@@ -1,0 +1,123 @@
+// lib/train/fault_injection.cpp — the faults of MNIST_DDP_FAULT.
+#include "train/fault_injection.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/error.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+constexpr const char* kVariable = "MNIST_DDP_FAULT";
+constexpr int kExitStatus = 7;
+
+[[noreturn]] void malformed(const std::string& text, const std::string& problem) {
+  throw UsageError(std::string(kVariable) + "='" + text + "': " + problem +
+                   " (expected rank=R,step=S,kind=throw|abort|exit|hang|stop)");
+}
+
+std::int64_t parse_number(const std::string& text, const std::string& field,
+                          const std::string& value) {
+  size_t used = 0;
+  std::int64_t number = -1;
+  try {
+    number = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || number < 0) {
+    malformed(text, field + " must be a whole number >= 0, not '" + value + "'");
+  }
+  return number;
+}
+
+FaultKind parse_kind(const std::string& text, const std::string& value) {
+  if (value == "throw") return FaultKind::kThrow;
+  if (value == "abort") return FaultKind::kAbort;
+  if (value == "exit") return FaultKind::kExit;
+  if (value == "hang") return FaultKind::kHang;
+  if (value == "stop") return FaultKind::kStop;
+  malformed(text, "unknown kind '" + value + "'");
+}
+
+const char* kind_name(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kThrow:
+      return "throw";
+    case FaultKind::kAbort:
+      return "abort";
+    case FaultKind::kExit:
+      return "exit";
+    case FaultKind::kHang:
+      return "hang";
+    case FaultKind::kStop:
+      return "stop";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Fault parse_fault(const std::string& text) {
+  Fault fault;
+  bool has_rank = false;
+  bool has_step = false;
+  bool has_kind = false;
+  std::istringstream fields(text);
+  for (std::string field; std::getline(fields, field, ',');) {
+    const size_t equals = field.find('=');
+    if (equals == std::string::npos) malformed(text, "'" + field + "' is not name=value");
+    const std::string name = field.substr(0, equals);
+    const std::string value = field.substr(equals + 1);
+    if (name == "rank") {
+      fault.rank = static_cast<int>(parse_number(text, name, value));
+      has_rank = true;
+    } else if (name == "step") {
+      fault.step = parse_number(text, name, value);
+      has_step = true;
+    } else if (name == "kind") {
+      fault.kind = parse_kind(text, value);
+      has_kind = true;
+    } else {
+      malformed(text, "unknown field '" + name + "'");
+    }
+  }
+  if (!has_rank || !has_step || !has_kind) malformed(text, "rank, step and kind are all needed");
+  return fault;
+}
+
+FaultInjector::FaultInjector(int rank, std::string host) : rank_(rank), host_(std::move(host)) {
+  const char* text = std::getenv(kVariable);
+  if (text != nullptr && *text != '\0') fault_ = parse_fault(text);
+}
+
+void FaultInjector::after_step(std::int64_t step) const {
+  if (!fault_ || fault_->rank != rank_ || fault_->step != step) return;
+  char what[160];
+  std::snprintf(what, sizeof what, "injected fault (%s): %s after step %lld", kVariable,
+                kind_name(fault_->kind), static_cast<long long>(step));
+  if (fault_->kind == FaultKind::kThrow) throw std::runtime_error(what);
+  std::fprintf(stderr, "[rank %d@%s] %s\n", rank_, host_.c_str(), what);
+  std::fflush(stderr);
+  switch (fault_->kind) {
+    case FaultKind::kAbort:
+      std::abort();
+    case FaultKind::kExit:
+      std::_Exit(kExitStatus);
+    case FaultKind::kHang:
+      for (;;) pause();  // only a signal ends it
+    case FaultKind::kStop:
+      raise(SIGSTOP);
+      return;  // continued by SIGCONT: carry on
+    case FaultKind::kThrow:
+      return;
+  }
+}
+
+}  // namespace mnist_ddp::train

@@ -1,0 +1,45 @@
+// tests/unit/test_fault_injection.cpp — MNIST_DDP_FAULT: every field in any order, and a clear
+// usage error for anything else.
+#include <doctest/doctest.h>
+
+#include "common/error.hpp"
+#include "train/fault_injection.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+TEST_CASE("a fault names its rank, step and kind, in any order") {
+  const Fault fault = parse_fault("kind=hang,step=25,rank=3");
+  CHECK(fault.rank == 3);
+  CHECK(fault.step == 25);
+  CHECK(fault.kind == FaultKind::kHang);
+  CHECK(parse_fault("rank=0,step=1,kind=throw").kind == FaultKind::kThrow);
+  CHECK(parse_fault("rank=0,step=1,kind=abort").kind == FaultKind::kAbort);
+  CHECK(parse_fault("rank=0,step=1,kind=exit").kind == FaultKind::kExit);
+  CHECK(parse_fault("rank=0,step=1,kind=stop").kind == FaultKind::kStop);
+}
+
+TEST_CASE("malformed faults are usage errors that say what is wrong") {
+  const auto message = [](const char* text) {
+    try {
+      parse_fault(text);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("rank=1,step=2,kind=explode").find("unknown kind 'explode'") != std::string::npos);
+  CHECK(message("rank=1,step=2").find("rank, step and kind are all needed") != std::string::npos);
+  CHECK(message("rank=one,step=2,kind=throw").find("rank must be a whole number >= 0, not 'one'") !=
+        std::string::npos);
+  CHECK(message("rank=1,step=-2,kind=throw").find("step must be") != std::string::npos);
+  CHECK(message("rank=1,step=2x,kind=throw").find("not '2x'") != std::string::npos);
+  CHECK(message("rank=1,step=2,kind=throw,when=now").find("unknown field 'when'") !=
+        std::string::npos);
+  CHECK(message("rank").find("'rank' is not name=value") != std::string::npos);
+  CHECK(message("rank=1,step=2,kind=explode")
+            .rfind("MNIST_DDP_FAULT='rank=1,step=2,kind=explode'", 0) == 0);
+}
+
+}  // namespace
+}  // namespace mnist_ddp::train
