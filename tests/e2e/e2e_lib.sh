@@ -1,5 +1,5 @@
-#tests / e2e / e2e_lib.sh — shared helpers of the end - to - end tests; source it.
-#Needs MNIST_DDP_BIN(the program) and MNIST_DDP_SOURCE_DIR(the repository), set by ctest.
+# tests/e2e/e2e_lib.sh — shared helpers of the end-to-end tests; source it.
+# Needs MNIST_DDP_BIN (the program) and MNIST_DDP_SOURCE_DIR (the repository), set by ctest.
 set -euo pipefail
 
 : "${MNIST_DDP_BIN:?set MNIST_DDP_BIN to the mnist_ddp executable}"
@@ -16,41 +16,38 @@ fail() {
   FAILURES=$((FAILURES + 1))
 }
 
-pass() {
-  echo "ok: $*";
+pass() { echo "ok: $*"; }
+
+# run_mpi RANKS ARGS...: runs the program under mpirun with a time limit; stdout and stderr go
+# to $WORK/out and $WORK/err; sets STATUS to the exit code.
+run_mpi() {
+  local ranks=$1
+  shift
+  STATUS=0
+  timeout 300 mpirun -np "$ranks" --oversubscribe "$MNIST_DDP_BIN" "$@" \
+    >"$WORK/out" 2>"$WORK/err" || STATUS=$?
 }
 
-#run_mpi RANKS ARGS... : runs the program under mpirun with a time limit; stdout and stderr go
-#to $WORK / out and $WORK / err; sets STATUS to the exit code.
-run_mpi(){local ranks = $1 shift STATUS = 0 timeout 300 mpirun - np "$ranks" --oversubscribe
-                                                  "$MNIST_DDP_BIN"
-                                                  "$@" >
-                                              "$WORK/out" 2 > "$WORK/err" ||
-                                          STATUS = $
-          ? }
-#expect_exit CODE WHAT : checks STATUS.
-          expect_exit() {
-  if
-    [[$STATUS - eq $1]];
-  then pass "$2: exit $1";
-  else
+# expect_exit CODE WHAT: checks STATUS.
+expect_exit() {
+  if [[ $STATUS -eq $1 ]]; then pass "$2: exit $1"; else
     fail "$2: exit $STATUS, expected $1"
     sed 's/^/  | /' "$WORK/err" "$WORK/out" | tail -20 >&2
   fi
 }
 
-#expect_once FILE TEXT WHAT : TEXT appears on exactly one line of $WORK / FILE.
+# expect_once FILE TEXT WHAT: TEXT appears on exactly one line of $WORK/FILE.
 expect_once() {
   local count
   count=$(grep -cF -- "$2" "$WORK/$1" || true)
-  if [[ $count -eq 1 ]];
-  then pass "$3: '$2' once in $1";
-  else fail "$3: '$2' appears $count times in $1, expected once" sed 's/^/  | /' "$WORK/$1" |
-      tail - 20 > &2 fi
+  if [[ $count -eq 1 ]]; then pass "$3: '$2' once in $1"; else
+    fail "$3: '$2' appears $count times in $1, expected once"
+    sed 's/^/  | /' "$WORK/$1" | tail -20 >&2
+  fi
 }
 
-#write_idx FILE MAGIC DIMS... : writes an IDX file with the given header and a payload of
-#product(DIMS) bytes(value i % 256 for images, i % 10 for 1 - d label files).
+# write_idx FILE MAGIC DIMS... : writes an IDX file with the given header and a payload of
+# product(DIMS) bytes (value i % 256 for images, i % 10 for 1-d label files).
 write_idx() {
   python3 - "$@" <<'PY'
 import struct, sys
@@ -64,15 +61,19 @@ with open(path, "wb") as f:
 PY
 }
 
-#write_dataset DIR TRAIN TEST : a valid tiny MNIST folder.
-write_dataset(){
-    mkdir - p "$1" write_idx "$1/train-images-idx3-ubyte" 0x803 "$2" 28 28 write_idx
-    "$1/train-labels-idx1-ubyte" 0x801 "$2" write_idx
-                                       "$1/t10k-images-idx3-ubyte" 0x803 "$3" 28 28 write_idx
-    "$1/t10k-labels-idx1-ubyte" 0x801 "$3"}
+# write_dataset DIR TRAIN TEST: a valid tiny MNIST folder.
+write_dataset() {
+  mkdir -p "$1"
+  write_idx "$1/train-images-idx3-ubyte" 0x803 "$2" 28 28
+  write_idx "$1/train-labels-idx1-ubyte" 0x801 "$2"
+  write_idx "$1/t10k-images-idx3-ubyte" 0x803 "$3" 28 28
+  write_idx "$1/t10k-labels-idx1-ubyte" 0x801 "$3"
+}
 
 finish() {
-  if
-    [[$FAILURES - gt 0]];
-  then echo "$FAILURES check(s) failed" > &2 exit 1 fi echo "all checks passed"
+  if [[ $FAILURES -gt 0 ]]; then
+    echo "$FAILURES check(s) failed" >&2
+    exit 1
+  fi
+  echo "all checks passed"
 }

@@ -1,46 +1,39 @@
-#!/ usr / bin / env bash
-#Checkpoints end to end : preemption by signal and exact resume, fallback past a damaged
-#checkpoint, every kind of bad checkpoint exits 4 without touching the folder, evaluation of a
-#checkpoint, model export.
-source "$(dirname " $ { BASH_SOURCE[0] }
-")/e2e_lib.sh"
+#!/usr/bin/env bash
+# Checkpoints end to end: preemption by signal and exact resume, fallback past a damaged
+# checkpoint, every kind of bad checkpoint exits 4 without touching the folder, evaluation of a
+# checkpoint, model export.
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
 DATA=$MNIST_DDP_SOURCE_DIR/data/mnist
 [[ -f $DATA/train-images-idx3-ubyte ]] || "$MNIST_DDP_SOURCE_DIR/scripts/fetch_data.sh" "$DATA"
 CNN=(--data-dir "$DATA" --model cnn --epochs 1 --max-steps 40 --threads 1)
-#summary_of FILE : the summary record's losses and accuracy, exactly as written.
+
+# summary_of FILE: the summary record's losses and accuracy, exactly as written.
 summary_of() {
   python3 -c 'import json,sys; s=json.loads(open(sys.argv[1]).readlines()[-1]); print(s["event"], s["steps"], repr(s["test_loss"]), repr(s["test_accuracy"]), repr(s["train_loss"]))' "$1"
 }
 
-#folder_hash DIR : one hash over names and contents, to prove nothing was written.
-folder_hash() {
-  (cd "$1" && sha256sum-- * | sha256sum);
-}
+# folder_hash DIR: one hash over names and contents, to prove nothing was written.
+folder_hash() { (cd "$1" && sha256sum -- * | sha256sum); }
 
-#-- - Preemption : SIGUSR1 to mpirun( \
-    Open MPI forwards it to every rank) -- -- -- -- -- -- -- -- -- -- -- -
+# --- Preemption: SIGUSR1 to mpirun (Open MPI forwards it to every rank) -----------------------
 run_mpi 2 "${CNN[@]}" --metrics-file "$WORK/uninterrupted.jsonl"
 expect_exit 0 "uninterrupted cnn run"
 
 STATUS=0
-#mpirun itself in the background(no `timeout` wrapper : the signal must reach mpirun; ctest's
-#TIMEOUT bounds a hang).
+# mpirun itself in the background (no `timeout` wrapper: the signal must reach mpirun; ctest's
+# TIMEOUT bounds a hang).
 mpirun -np 2 --oversubscribe "$MNIST_DDP_BIN" "${CNN[@]}" \
   --checkpoint-dir "$WORK/preempt" >"$WORK/out" 2>"$WORK/err" &
 launcher=$!
-#The header follows the signal handlers' installation: from then on USR1 means "stop".
-for _ in $(seq 600);
-do
-  grep - q "^# epoch"
-           "$WORK/out" 2 >
-      / dev / null&& break;
-sleep 0.05;
-done sleep 1 kill - USR1 "$launcher" wait "$launcher" || STATUS =
-    $ ? expect_exit 6 "SIGUSR1 during training" expect_once out
-                      "# stopped by a signal after step"
-                      "the stop is reported" grep -
-            q '"reason": "stop-signal"' "$WORK" / preempt/*.json || fail "no stop-signal checkpoint"
+# The header follows the signal handlers' installation: from then on USR1 means "stop".
+for _ in $(seq 600); do grep -q "^# epoch" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
+sleep 1
+kill -USR1 "$launcher"
+wait "$launcher" || STATUS=$?
+expect_exit 6 "SIGUSR1 during training"
+expect_once out "# stopped by a signal after step" "the stop is reported"
+grep -q '"reason": "stop-signal"' "$WORK"/preempt/*.json || fail "no stop-signal checkpoint"
 [[ $(stat -c %a "$WORK"/preempt/*.mddp) == 644 ]] || fail "checkpoint mode is not 0644"
 
 run_mpi 2 "${CNN[@]}" --checkpoint-dir "$WORK/preempt" --resume auto \

@@ -1,102 +1,87 @@
-#!/ usr / bin / env bash
-#End to end : one rank fails(MNIST_DDP_FAULT : throw, abort, exit, hang, stop) under 2 and 4
-#ranks.The whole job ends promptly with a non - zero exit, stderr names the failing rank, its
-#host and the cause(for a stalled rank : the collective and the rank that had not joined), the
-#last checkpoint stays intact, and a rerun with-- resume auto completes.
-source "$(dirname " $ { BASH_SOURCE[0] }
-")/e2e_lib.sh"
+#!/usr/bin/env bash
+# End to end: one rank fails (MNIST_DDP_FAULT: throw, abort, exit, hang, stop) under 2 and 4
+# ranks. The whole job ends promptly with a non-zero exit, stderr names the failing rank, its
+# host and the cause (for a stalled rank: the collective and the rank that had not joined), the
+# last checkpoint stays intact, and a rerun with --resume auto completes.
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
-    HOST = $(hostname) TIMEOUT = 3 #--comm - timeout,
-    seconds
-#Linear model, 40 steps, a checkpoint every 10; the fault comes after step 25.
-        RUN = (--data - dir "$FASHION_DIR" --epochs 1 --max - steps 40 --threads 1 --checkpoint -
-               every 10 --comm - timeout "$TIMEOUT")
+HOST=$(hostname)
+TIMEOUT=3  # --comm-timeout, seconds
+# Linear model, 40 steps, a checkpoint every 10; the fault comes after step 25.
+RUN=(--data-dir "$FASHION_DIR" --epochs 1 --max-steps 40 --threads 1 --checkpoint-every 10
+  --comm-timeout "$TIMEOUT")
 
-#run_fault RANKS KIND : the run with the last rank failing; sets STATUS and SECONDS_TAKEN.
-            run_fault(){local ranks = $1 kind =
-                            $2 start rm - rf "$WORK/ckpt" start = $(date + % s % N) STATUS =
-                                0 MNIST_DDP_FAULT =
-                                    "rank=$((ranks - 1)),step=25,kind=$kind" timeout 120 mpirun -
-                                            np "$ranks" --oversubscribe -
-                                            x MNIST_DDP_FAULT
-                                            "$MNIST_DDP_BIN"
-                                            "${RUN[@]}" --checkpoint -
-                                            dir "$WORK/ckpt" >
-                                        "$WORK/out" 2 > "$WORK/err" ||
-                                    STATUS = $
-                        ? SECONDS_TAKEN = $((($(date + % s % N) - start) / 1000000000)) }
-
-#expect_in_err TEXT WHAT
-                        expect_in_err() {
-  if grep
-    -qF -- "$1" "$WORK/err";
-  then pass "$2";
-  else fail "$2: '$1' not in stderr" sed 's/^/  | /' "$WORK/err" | head - 20 > &2 fi
+# run_fault RANKS KIND: the run with the last rank failing; sets STATUS and SECONDS_TAKEN.
+run_fault() {
+  local ranks=$1 kind=$2 start
+  rm -rf "$WORK/ckpt"
+  start=$(date +%s%N)
+  STATUS=0
+  MNIST_DDP_FAULT="rank=$((ranks - 1)),step=25,kind=$kind" timeout 120 \
+    mpirun -np "$ranks" --oversubscribe -x MNIST_DDP_FAULT "$MNIST_DDP_BIN" "${RUN[@]}" \
+    --checkpoint-dir "$WORK/ckpt" >"$WORK/out" 2>"$WORK/err" || STATUS=$?
+  SECONDS_TAKEN=$((($(date +%s%N) - start) / 1000000000))
 }
 
-for
-  ranks in 2 4;
-do
+# expect_in_err TEXT WHAT
+expect_in_err() {
+  if grep -qF -- "$1" "$WORK/err"; then pass "$2"; else
+    fail "$2: '$1' not in stderr"
+    sed 's/^/  | /' "$WORK/err" | head -20 >&2
+  fi
+}
+
+for ranks in 2 4; do
   failing=$((ranks - 1))
-  for kind in throw abort exit hang stop;
-do
+  for kind in throw abort exit hang stop; do
     what="$ranks ranks, $kind on rank $failing"
     run_fault "$ranks" "$kind"
     case $kind in
-      throw) expected=1 ;
-;
-      abort) expected=134 ;
-      ;
-# 128 + SIGABRT, as mpirun reports it exit) expected = 7;
-      ;
-      hang | stop) expected=5 ;
-      ;
-      esac expect_exit
-          "$expected"
-          "$what"
-#Prompt : start - up and 25 steps take a few seconds; a stall adds the timeout and the 3 s
-#the watchdog gives the other ranks to answer.
-          limit = 20 [[$kind == hang || $kind == stop]]&& limit =
-              30((SECONDS_TAKEN <= limit)) && pass "$what: ended in $SECONDS_TAKEN s" || fail
-              "$what: took $SECONDS_TAKEN s (limit $limit)" expect_in_err
-              "[rank $failing@$HOST] injected fault (MNIST_DDP_FAULT): $kind after step 25"
-              "$what: stderr names the rank, host and cause" if [[$kind == hang || $kind == stop]];
-      then expect_in_err
-          "still waiting after $TIMEOUT s: rank "
-          "$what: the watchdog names the wait" expect_in_err
-          "rank(s) $failing not responding"
-          "$what: and the rank that had not joined" expect_in_err
-          "all_reduce"
-          "$what: and the collective" fi
-#The checkpoint of step 20 is intact : resuming from it completes the run.
-              newest =
-                  $(ls "$WORK/ckpt" / ckpt - step - *.mddp 2 > / dev / null | tail - 1)
-                          [[$newest == * / ckpt - step - 000000020.mddp]] &&
-                      pass "$what: checkpoint of step 20 kept" ||
-                  fail "$what: newest checkpoint is '$newest'" ls "$WORK/ckpt" | grep - q '\.tmp' &&
-                      fail "$what: a temporary file was left behind" if ((ranks == 2));
-      then run_mpi 2 "${RUN[@]}" --checkpoint -
-                  dir "$WORK/ckpt" --resume auto
-                      expect_exit 0 "$what: --resume auto completes" expect_once out
-                                    "# resume: $WORK/ckpt/ckpt-step-000000020.mddp (step 20"
-                                    "$what: resumed from step 20" fi done done
+      throw) expected=1 ;;
+      abort) expected=134 ;; # 128 + SIGABRT, as mpirun reports it
+      exit) expected=7 ;;
+      hang | stop) expected=5 ;;
+    esac
+    expect_exit "$expected" "$what"
+    # Prompt: start-up and 25 steps take a few seconds; a stall adds the timeout and the 3 s
+    # the watchdog gives the other ranks to answer.
+    limit=20
+    [[ $kind == hang || $kind == stop ]] && limit=30
+    ((SECONDS_TAKEN <= limit)) && pass "$what: ended in $SECONDS_TAKEN s" ||
+      fail "$what: took $SECONDS_TAKEN s (limit $limit)"
+    expect_in_err "[rank $failing@$HOST] injected fault (MNIST_DDP_FAULT): $kind after step 25" \
+      "$what: stderr names the rank, host and cause"
+    if [[ $kind == hang || $kind == stop ]]; then
+      expect_in_err "still waiting after $TIMEOUT s: rank " "$what: the watchdog names the wait"
+      expect_in_err "rank(s) $failing not responding" "$what: and the rank that had not joined"
+      expect_in_err "all_reduce" "$what: and the collective"
+    fi
+    # The checkpoint of step 20 is intact: resuming from it completes the run.
+    newest=$(ls "$WORK/ckpt"/ckpt-step-*.mddp 2>/dev/null | tail -1)
+    [[ $newest == */ckpt-step-000000020.mddp ]] && pass "$what: checkpoint of step 20 kept" ||
+      fail "$what: newest checkpoint is '$newest'"
+    ls "$WORK/ckpt" | grep -q '\.tmp' && fail "$what: a temporary file was left behind"
+    if ((ranks == 2)); then
+      run_mpi 2 "${RUN[@]}" --checkpoint-dir "$WORK/ckpt" --resume auto
+      expect_exit 0 "$what: --resume auto completes"
+      expect_once out "# resume: $WORK/ckpt/ckpt-step-000000020.mddp (step 20" \
+        "$what: resumed from step 20"
+    fi
+  done
+done
 
-#No process is left behind by any of the runs.
-                                        sleep 1 pgrep -
-                  f "$MNIST_DDP_BIN" >
-              / dev /
-                  null&& fail "mnist_ddp processes left running: $(pgrep -af " $MNIST_DDP_BIN ")" ||
-          pass "no process left behind"
+# No process is left behind by any of the runs.
+sleep 1
+if pgrep -f "$MNIST_DDP_BIN" >/dev/null; then
+  fail "mnist_ddp processes left running: $(pgrep -af "$MNIST_DDP_BIN")"
+else pass "no process left behind"; fi
 
-#A malformed fault description is a usage error on every rank.
-          STATUS = 0 MNIST_DDP_FAULT = "rank=1,step=2,kind=explode" timeout 60 mpirun - np 2 -
-                                               x MNIST_DDP_FAULT
-                                               "$MNIST_DDP_BIN"
-                                               "${RUN[@]}" >
-                                           "$WORK/out" 2 > "$WORK/err" ||
-                                       STATUS = $
-          ? expect_exit 2 "malformed MNIST_DDP_FAULT" expect_once err
-                          "MNIST_DDP_FAULT='rank=1,step=2,kind=explode': unknown kind 'explode'"
-                          "the message names the variable and the problem"
+# A malformed fault description is a usage error on every rank.
+STATUS=0
+MNIST_DDP_FAULT="rank=1,step=2,kind=explode" timeout 60 mpirun -np 2 -x MNIST_DDP_FAULT \
+  "$MNIST_DDP_BIN" "${RUN[@]}" >"$WORK/out" 2>"$WORK/err" || STATUS=$?
+expect_exit 2 "malformed MNIST_DDP_FAULT"
+expect_once err "MNIST_DDP_FAULT='rank=1,step=2,kind=explode': unknown kind 'explode'" \
+  "the message names the variable and the problem"
 
-          finish
+finish

@@ -1,54 +1,49 @@
-#!/ usr / bin / env bash
-#Every invalid option ends every rank with exit code 2 and one clear line on stderr.
-source "$(dirname " $ { BASH_SOURCE[0] }
-")/e2e_lib.sh"
+#!/usr/bin/env bash
+# Every invalid option ends every rank with exit code 2 and one clear line on stderr.
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
-#check_usage_error MESSAGE ARGS... : 2 ranks, exit 2, MESSAGE printed once.
-        check_usage_error(){
-            local message = $1 shift run_mpi 2 "$@" expect_exit 2 "$*" expect_once err
-                                                                  "$message"
-                                                                  "$*"}
+# check_usage_error MESSAGE ARGS...: 2 ranks, exit 2, MESSAGE printed once.
+check_usage_error() {
+  local message=$1
+  shift
+  run_mpi 2 "$@"
+  expect_exit 2 "$*"
+  expect_once err "$message" "$*"
+}
 
-        check_usage_error "--batch-size must be at least 1 (got 0)" --batch
-        - size 0 check_usage_error "--batch-size must be at least 1 (got -5)" --batch - size -
-        5 check_usage_error "--epochs must be at least 1 (got 0)" --epochs 0 check_usage_error
-        "--lr must be greater than 0 (got -0.1)" --lr
-        -
-        0.1 check_usage_error "--lr must be greater than 0 (got 0)" --lr 0 check_usage_error
-        "--model must be one of linear, mlp, cnn (got resnet)" --model resnet check_usage_error
-        "--optimizer must be one of sgd, adam (got rmsprop)" --optimizer rmsprop check_usage_error
-        "--momentum must be in [0, 1) (got 1)" --momentum 1 check_usage_error
-        "--test-batch-size must be at least 1 (got 0)" --test
-        - batch - size 0 check_usage_error "--threads must be at least 0 (got -1)" --threads -
-        1 check_usage_error "Adam has no momentum option" --optimizer adam-- momentum
-        0.9 check_usage_error "unrecognised option '--bogus'" --bogus check_usage_error
-        "the argument ('abc') for option '--batch-size' is invalid" --batch
-        -
-        size abc check_usage_error "cannot open --config file '$WORK/none.cfg'" --config
-        "$WORK/none.cfg"
+check_usage_error "--batch-size must be at least 1 (got 0)" --batch-size 0
+check_usage_error "--batch-size must be at least 1 (got -5)" --batch-size -5
+check_usage_error "--epochs must be at least 1 (got 0)" --epochs 0
+check_usage_error "--lr must be greater than 0 (got -0.1)" --lr -0.1
+check_usage_error "--lr must be greater than 0 (got 0)" --lr 0
+check_usage_error "--model must be one of linear, mlp, cnn (got resnet)" --model resnet
+check_usage_error "--optimizer must be one of sgd, adam (got rmsprop)" --optimizer rmsprop
+check_usage_error "--momentum must be in [0, 1) (got 1)" --momentum 1
+check_usage_error "--test-batch-size must be at least 1 (got 0)" --test-batch-size 0
+check_usage_error "--threads must be at least 0 (got -1)" --threads -1
+check_usage_error "Adam has no momentum option" --optimizer adam --momentum 0.9
+check_usage_error "unrecognised option '--bogus'" --bogus
+check_usage_error "the argument ('abc') for option '--batch-size' is invalid" --batch-size abc
+check_usage_error "cannot open --config file '$WORK/none.cfg'" --config "$WORK/none.cfg"
 
-        printf 'epochs = 2\nbatch-sise = 32\n' >
-    "$WORK/typo.cfg" check_usage_error "unrecognised option 'batch-sise'" --config "$WORK/typo.cfg"
+printf 'epochs = 2\nbatch-sise = 32\n' >"$WORK/typo.cfg"
+check_usage_error "unrecognised option 'batch-sise'" --config "$WORK/typo.cfg"
 
-    STATUS = 0 MNIST_DDP_EPOCHS = 0 timeout 300 mpirun - np 2 --oversubscribe
-                                          - x MNIST_DDP_EPOCHS "$MNIST_DDP_BIN" >
-                                      "$WORK/out" 2 > "$WORK/err" ||
-                                  STATUS = $
-    ? expect_exit 2 "MNIST_DDP_EPOCHS=0" expect_once err
-                    "--epochs must be at least 1 (got 0)"
-                    "MNIST_DDP_EPOCHS=0"
+STATUS=0
+MNIST_DDP_EPOCHS=0 timeout 300 mpirun -np 2 --oversubscribe -x MNIST_DDP_EPOCHS \
+  "$MNIST_DDP_BIN" >"$WORK/out" 2>"$WORK/err" || STATUS=$?
+expect_exit 2 "MNIST_DDP_EPOCHS=0"
+expect_once err "--epochs must be at least 1 (got 0)" "MNIST_DDP_EPOCHS=0"
 
-          check_usage_error "cannot create --metrics-file '$WORK/no/such/dir/m.jsonl'" --data
-          - dir "$FASHION_DIR" --metrics -
-          file "$WORK/no/such/dir/m.jsonl"
+check_usage_error "cannot create --metrics-file '$WORK/no/such/dir/m.jsonl'" \
+  --data-dir "$FASHION_DIR" --metrics-file "$WORK/no/such/dir/m.jsonl"
 
-          run_mpi 2 --help expect_exit 0 "--help" expect_once out
-                                         "Usage: mpirun -np N mnist_ddp [options]"
-                                         "--help printed by rank 0 only" for option in data -
-          dir model epochs batch - size test - batch - size lr momentum optimizer seed threads max -
-          steps metrics - file config version;
-do
-grep -q -- "--$option" "$WORK/out" || fail "--help does not mention --$option"
+run_mpi 2 --help
+expect_exit 0 "--help"
+expect_once out "Usage: mpirun -np N mnist_ddp [options]" "--help printed by rank 0 only"
+for option in data-dir model epochs batch-size test-batch-size lr momentum optimizer seed \
+  threads max-steps metrics-file config version; do
+  grep -q -- "--$option" "$WORK/out" || fail "--help does not mention --$option"
 done
 
 run_mpi 2 --version

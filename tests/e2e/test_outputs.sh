@@ -1,32 +1,25 @@
-#!/ usr / bin / env bash
-#End to end : what a run shows and writes besides checkpoints.Progress lines(plain in files,
-#live on a terminal), step records in the metrics file, TensorBoard event files read back
-#independently, the HTML report in headless Chromium, the Chrome - trace timeline of every rank,
-#the end - of - run summary, and clear errors for output paths that cannot be written.
-source "$(dirname " $ { BASH_SOURCE[0] }
-")/e2e_lib.sh"
+#!/usr/bin/env bash
+# End to end: what a run shows and writes besides checkpoints. Progress lines (plain in files,
+# live on a terminal), step records in the metrics file, TensorBoard event files read back
+# independently, the HTML report in headless Chromium, the Chrome-trace timeline of every rank,
+# the end-of-run summary, and clear errors for output paths that cannot be written.
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
-    run_mpi 2 --data -
-    dir "$FASHION_DIR" --epochs 1 --threads 1 --log - every 100 --metrics -
-    file "$WORK/metrics.jsonl" --tensorboard -
-    dir "$WORK/tb" --report "$WORK/report.html" --timeline
-    "$WORK/timeline.json" expect_exit 0 "one epoch with every output"
+run_mpi 2 --data-dir "$FASHION_DIR" --epochs 1 --threads 1 --log-every 100 \
+  --metrics-file "$WORK/metrics.jsonl" --tensorboard-dir "$WORK/tb" --report "$WORK/report.html" \
+  --timeline "$WORK/timeline.json"
+expect_exit 0 "one epoch with every output"
 
-#Progress : stdout is a file, so plain lines at steps 100..400 of 469, no control characters.
-    count =
-    $(grep - c
-          "^# progress: epoch 1 step [1-4]00/469 "
-          "$WORK/out" ||
-      true) [[$count - eq 4]] &&
-        pass "4 progress lines" ||
-    fail "$count progress lines, expected 4" if grep - qP '[\x00-\x08\x0b-\x1f\x7f]' "$WORK/out";
-then fail "control characters in a log written to a file" else pass
-    "no control characters in the log file"; fi
+# Progress: stdout is a file, so plain lines at steps 100..400 of 469, no control characters.
+count=$(grep -c "^# progress: epoch 1 step [1-4]00/469 " "$WORK/out" || true)
+[[ $count -eq 4 ]] && pass "4 progress lines" || fail "$count progress lines, expected 4"
+if grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$WORK/out"; then
+  fail "control characters in a log written to a file"
+else pass "no control characters in the log file"; fi
 
-#End - of - run summary : a line per rank and the accuracy milestones.
+# End-of-run summary: a line per rank and the accuracy milestones.
 expect_once out "time to test accuracy: 90% not reached" "milestones"
-for rank in 0 1;
-do
+for rank in 0 1; do
   grep -qE "^# +$rank +$(hostname) +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+" "$WORK/out" ||
     fail "no summary line for rank $rank"
 done
@@ -45,7 +38,7 @@ for r in steps:
 epoch = next(r for r in records if r["event"] == "epoch")
 print("ok: 4 step records with loss, lr, images/s and the phase split")
 
-#TensorBoard, decoded by a reader that knows only the formats.
+# TensorBoard, decoded by a reader that knows only the formats.
 reader = f"{sys.argv[2]}/tests/tensorboard/read_events.py"
 out = subprocess.run([sys.executable, reader, f"{work}/tb"],
                      capture_output=True, text=True, check=True).stdout.split("\n")
@@ -63,7 +56,7 @@ assert abs(scalars["epoch/test_accuracy"][469] - epoch["test_accuracy"]) < 1e-6
 assert 0 <= scalars["train/comm_share"][100] <= 1
 print("ok: TensorBoard scalars match the metrics file")
 
-#Timeline : every rank's 469 steps of each phase and one allreduce per step.
+# Timeline: every rank's 469 steps of each phase and one allreduce per step.
 trace = json.load(open(f"{work}/timeline.json"))
 spans = {}
 for e in trace["traceEvents"]:
@@ -83,46 +76,30 @@ status=0
 bash "$MNIST_DDP_SOURCE_DIR/tests/report/check_report.sh" "$WORK/report.html" >"$WORK/check" 2>&1 ||
   status=$?
 case $status in
-  0) pass "the report of a real run renders in headless Chromium with every chart drawn" ;
-;
-  77) echo "skip: report check (no chromium)" ;
-  ;
-  *) fail "report check: $(tail -5 "$WORK/check")" ;
-  ;
-  esac
+  0) pass "the report of a real run renders in headless Chromium with every chart drawn" ;;
+  77) echo "skip: report check (no chromium)" ;;
+  *) fail "report check: $(tail -5 "$WORK/check")" ;;
+esac
 
-#On a terminal the progress is one live line, redrawn in place(script gives mpirun a pty).
-          if command -
-          v script >
-      / dev / null;
-  then script -
-              qec "timeout 300 mpirun -np 2 --oversubscribe $MNIST_DDP_BIN --data-dir $FASHION_DIR \
-    --epochs 1 --max-steps 200 --threads 1" /
-                  dev / null >
-          "$WORK/tty" 2 > &1 ||
-      true grep - q $ '\r  epoch 1 \[[0-9]*/469\]  loss ' "$WORK/tty" && pass
-          "live progress line on a terminal" ||
-      fail "no live progress line on a terminal: $(tail -c 300 " $WORK / tty
-                  " | od -c | tail -5)" grep -
-              q
-              "^# progress:"
-              "$WORK/tty" &&
-          fail "plain progress lines on a terminal" fi
+# On a terminal the progress is one live line, redrawn in place (script gives mpirun a pty).
+if command -v script >/dev/null; then
+  script -qec "timeout 300 mpirun -np 2 --oversubscribe $MNIST_DDP_BIN --data-dir $FASHION_DIR \
+    --epochs 1 --max-steps 200 --threads 1" /dev/null >"$WORK/tty" 2>&1 || true
+  grep -q $'\r  epoch 1 \[[0-9]*/469\]  loss ' "$WORK/tty" && pass "live progress line on a terminal" ||
+    fail "no live progress line on a terminal: $(tail -c 300 "$WORK/tty" | od -c | tail -5)"
+  grep -q "^# progress:" "$WORK/tty" && fail "plain progress lines on a terminal"
+fi
 
-#Output paths that cannot be written fail before training, on every rank, with exit 2.
-                  run_mpi 2 --data -
-              dir "$FASHION_DIR" --report / nonexistent /
-                  report.html expect_exit 2 "--report in a missing folder" expect_once err
-                                            "--report '/nonexistent/report.html': folder "
-                                            "'/nonexistent' does not exist"
-                                            "the message names the option and the folder" touch
-                                            "$WORK/file" run_mpi 2 --data -
-              dir "$FASHION_DIR" --tensorboard -
-              dir
-              "$WORK/file/tb" expect_exit 2 "--tensorboard-dir under a regular file" expect_once err
-                                            "$WORK/file/tb"
-                                            "the message names the folder" run_mpi 2 --data -
-              dir "$FASHION_DIR" --timeline / nonexistent /
-                  t.json expect_exit 2 "--timeline in a missing folder"
+# Output paths that cannot be written fail before training, on every rank, with exit 2.
+run_mpi 2 --data-dir "$FASHION_DIR" --report /nonexistent/report.html
+expect_exit 2 "--report in a missing folder"
+expect_once err "--report '/nonexistent/report.html': folder '/nonexistent' does not exist" \
+  "the message names the option and the folder"
+touch "$WORK/file"
+run_mpi 2 --data-dir "$FASHION_DIR" --tensorboard-dir "$WORK/file/tb"
+expect_exit 2 "--tensorboard-dir under a regular file"
+expect_once err "$WORK/file/tb" "the message names the folder"
+run_mpi 2 --data-dir "$FASHION_DIR" --timeline /nonexistent/t.json
+expect_exit 2 "--timeline in a missing folder"
 
-                  finish
+finish

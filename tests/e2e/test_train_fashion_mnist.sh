@@ -1,7 +1,7 @@
-#!/ usr / bin / env bash
-#End to end : mpirun - np 2 on Fashion - MNIST(60k / 10k), one epoch of the linear model, must reach
-# 78 % test accuracy; only rank 0 logs; the metrics file holds the documented records.
-source "$(dirname " $ { BASH_SOURCE[0] }")/e2e_lib.sh"
+#!/usr/bin/env bash
+# End to end: mpirun -np 2 on Fashion-MNIST (60k/10k), one epoch of the linear model, must reach
+# 78% test accuracy; only rank 0 logs; the metrics file holds the documented records.
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
 [[ -f $FASHION_DIR/train-images-idx3-ubyte.gz ]] || {
   echo "Fashion-MNIST missing: apt-get install dataset-fashion-mnist" >&2
@@ -32,13 +32,13 @@ for key in ["test_loss", "test_accuracy", "train_loss", "steps", "train_images_p
 assert epoch["epoch"] == 1 and epoch["step"] == 469, epoch     # ceil(30000 / 64) steps per rank
 assert summary["world_size"] == 2 and summary["backend"] == "mpi" and summary["model"] == "linear"
 assert summary["test_accuracy"] >= 0.78, summary
-#Full precision : the accuracy read back is exactly correct / count as a double.
+# Full precision: the accuracy read back is exactly correct / count as a double.
 assert epoch["test_accuracy"] == epoch["test_correct"] / epoch["test_count"], epoch
 assert epoch["test_count"] == 10000
 print("ok: metrics file has an epoch and a summary record with full-precision values")
 PY
 
-#-- max - steps ends mid - epoch, still evaluates and summarises.
+# --max-steps ends mid-epoch, still evaluates and summarises.
 run_mpi 2 --data-dir "$FASHION_DIR" --epochs 3 --max-steps 100 --metrics-file "$WORK/steps.jsonl"
 expect_exit 0 "--max-steps 100"
 expect_once out "(stopped by --max-steps)" "the partial epoch is marked"
@@ -51,7 +51,7 @@ assert records[0]["complete"] is False and records[0]["step"] == 100, records[0]
 print("ok: --max-steps 100 stops after 100 steps with an evaluation")
 PY
 
-#A threshold it cannot reach : exit 1 and says so.
+# A threshold it cannot reach: exit 1 and says so.
 run_mpi 2 --data-dir "$FASHION_DIR" --epochs 1 --max-steps 10 --min-accuracy 0.99
 expect_exit 1 "--min-accuracy 0.99 not reached"
 expect_once out "BELOW --min-accuracy" "the summary says why"
