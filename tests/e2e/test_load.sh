@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# End to end, under load: 8 ranks oversubscribed on this machine's cores train to the same
+# result as the global batch needs, and a soak of SOAK_RUNS (default 50) consecutive short runs
+# with 2, 3 and 4 ranks ends every one with exit 0, leaving no process, no shared-memory segment
+# and no file behind but the outputs asked for.
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+
+# --- 8 ranks on 2 cores: 8 x 8 images per step = the tutorial's global batch of 64 -----------
+run_mpi 8 --data-dir "$FASHION_DIR" --epochs 1 --batch-size 8 --threads 1 \
+  --metrics-file "$WORK/eight.jsonl" --min-accuracy 0.78
+expect_exit 0 "8 oversubscribed ranks reach 78% on Fashion-MNIST in one epoch"
+expect_once out "# layout: 8 ranks on 1 node" "all 8 ranks are listed"
+python3 - "$WORK/eight.jsonl" <<'PY' || fail "8-rank metrics"
+import json, sys
+summary = [json.loads(line) for line in open(sys.argv[1])][-1]
+assert summary["event"] == "summary" and summary["world_size"] == 8, summary
+assert summary["steps"] == 938, summary  # 60000 / (8 ranks x 8) rounded up
+print(f"ok: 8 ranks: 938 steps, test accuracy {summary['test_accuracy']:.4f}")
+PY
+
+# --- Soak -------------------------------------------------------------------------------------
+RUNS=${SOAK_RUNS:-50}
+write_dataset "$WORK/tiny" 512 128
+shm_before=$(ls /dev/shm | sort)
+failed=0
+for ((i = 1; i <= RUNS; i++)); do
+  ranks=$((2 + i % 3))
+  rm -rf "$WORK/soak"
+  mkdir "$WORK/soak"
+  run_mpi "$ranks" --data-dir "$WORK/tiny" --epochs 2 --batch-size 16 --threads 1 \
+    --checkpoint-dir "$WORK/soak/ckpt" --keep-last 1 --metrics-file "$WORK/soak/m.jsonl"
+  if [[ $STATUS -ne 0 ]]; then
+    failed=$((failed + 1))
+    fail "soak run $i ($ranks ranks): exit $STATUS: $(tail -3 "$WORK/err")"
+    continue
+  fi
+  # Exactly the outputs asked for: the metrics file, one checkpoint and its manifest.
+  files=$(cd "$WORK/soak" && find . -type f | sort | tr '\n' ' ')
+  [[ $files == "./ckpt/ckpt-step-"*".json ./ckpt/ckpt-step-"*".mddp ./m.jsonl " ]] ||
+    fail "soak run $i: unexpected files: $files"
+done
+sleep 1
+((failed == 0)) && pass "$RUNS consecutive runs with 2-4 ranks, every one exit 0"
+if pgrep -f "$MNIST_DDP_BIN" >/dev/null; then
+  fail "processes left behind: $(pgrep -af "$MNIST_DDP_BIN")"
+else pass "no process left behind"; fi
+shm_after=$(ls /dev/shm | sort)
+[[ $shm_before == "$shm_after" ]] && pass "no shared-memory segment left behind" ||
+  fail "new in /dev/shm: $(comm -13 <(echo "$shm_before") <(echo "$shm_after") | head -5)"
+
+finish
