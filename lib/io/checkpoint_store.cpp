@@ -55,7 +55,7 @@ StoredCheckpoint read_through_manifest(const fs::path& manifest_path) {
   }
   const std::string file = manifest.value("file", "");
   // Only a plain file name beside the manifest: a manifest cannot point elsewhere.
-  if (file.empty() || fs::path(file).filename().string() != file) {
+  if (file.empty() || file == "." || file == ".." || fs::path(file).filename().string() != file) {
     throw CheckpointError(manifest_path.string() + ": the manifest names no checkpoint file");
   }
   StoredCheckpoint stored;
