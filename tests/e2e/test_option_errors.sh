@@ -22,6 +22,9 @@ check_usage_error "--momentum must be in [0, 1) (got 1)" --momentum 1
 check_usage_error "--test-batch-size must be at least 1 (got 0)" --test-batch-size 0
 check_usage_error "--threads must be at least 0 (got -1)" --threads -1
 check_usage_error "Adam has no momentum option" --optimizer adam --momentum 0.9
+check_usage_error "--progress must be one of auto, live, lines, off (got fancy)" --progress fancy
+check_usage_error "--log-every must be at least 0 (got -1)" --log-every -1
+check_usage_error "--comm-timeout must be greater than 0 (got 0)" --comm-timeout 0
 check_usage_error "unrecognised option '--bogus'" --bogus
 check_usage_error "the argument ('abc') for option '--batch-size' is invalid" --batch-size abc
 check_usage_error "cannot open --config file '$WORK/none.cfg'" --config "$WORK/none.cfg"
@@ -35,7 +38,7 @@ MNIST_DDP_EPOCHS=0 timeout 300 mpirun -np 2 --oversubscribe -x MNIST_DDP_EPOCHS 
 expect_exit 2 "MNIST_DDP_EPOCHS=0"
 expect_once err "--epochs must be at least 1 (got 0)" "MNIST_DDP_EPOCHS=0"
 
-check_usage_error "cannot create --metrics-file '$WORK/no/such/dir/m.jsonl'" \
+check_usage_error "--metrics-file '$WORK/no/such/dir/m.jsonl': folder '$WORK/no/such/dir' does not exist" \
   --data-dir "$FASHION_DIR" --metrics-file "$WORK/no/such/dir/m.jsonl"
 
 run_mpi 2 --help
