@@ -9,11 +9,13 @@
 #                  LibTorch: what scripts/setup.sh installs
 #     gpu-build    build on an NVIDIA CUDA devel image (Ubuntu) against a downloaded LibTorch
 #     gpu-runtime  run the built program on an NVIDIA CUDA base image (Ubuntu)
+#     hardening    clang, its sanitizer and libFuzzer runtimes and llvm-symbolizer, for
+#                  scripts/sanitize.sh and scripts/fuzz.sh (on top of the ci set)
 #     --list       print the set's packages, one a line, and install nothing
 set -euo pipefail
 
 usage() {
-  sed -n '7,12p' "$0" >&2
+  sed -n '7,14p' "$0" >&2
   exit 2
 }
 
@@ -59,6 +61,17 @@ case $set_name in
     # Only the shared libraries and mpirun; LibTorch's own libraries are copied in. Ubuntu
     # 22.04's names for the versioned ones (Boost 1.74, protobuf 3.12 = libprotobuf23).
     PACKAGES=(openmpi-bin libopenmpi3 libboost-program-options1.74.0 libprotobuf23 zlib1g libgomp1)
+    ;;
+  hardening)
+    # Debian 12 ships the sanitizer and libFuzzer runtimes in libclang-rt-dev; Ubuntu 22.04 has
+    # no such package and ships them with clang itself (asked of apt, or of os-release on a
+    # machine whose apt lists are not fetched yet). llvm brings llvm-symbolizer, which turns
+    # sanitizer reports' addresses into files and lines.
+    PACKAGES=(clang llvm ninja-build)
+    if apt-cache show libclang-rt-dev >/dev/null 2>&1 ||
+      grep -qx 'ID=debian' /etc/os-release 2>/dev/null; then
+      PACKAGES+=(libclang-rt-dev)
+    fi
     ;;
   *) usage ;;
 esac

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "common/error.hpp"
+#include "config/option_error.hpp"
 
 namespace po = boost::program_options;
 
@@ -44,8 +45,8 @@ BenchConfig parse_bench_command(int argc, const char* const argv[]) {
                   .run(),
               values);
     po::notify(values);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
+  } catch (po::error& e) {
+    throw UsageError(option_error_text(e));
   }
   if (config.min_bytes < 4 || config.max_bytes < config.min_bytes) {
     throw UsageError("need 4 <= --min-bytes <= --max-bytes (got " +

@@ -10,6 +10,7 @@
 #include <boost/program_options.hpp>
 
 #include "common/error.hpp"
+#include "config/option_error.hpp"
 
 namespace po = boost::program_options;
 
@@ -170,8 +171,9 @@ void store_environment(const po::options_description& options, po::variables_map
                                       return environment_name_to_option(options, variable);
                                     }),
               values);
-  } catch (const po::error& e) {
-    throw UsageError(std::string("in the ") + kEnvPrefix + "* environment variables: " + e.what());
+  } catch (po::error& e) {
+    throw UsageError(std::string("in the ") + kEnvPrefix +
+                     "* environment variables: " + option_error_text(e));
   }
 }
 
@@ -181,8 +183,8 @@ void store_config_file(const std::string& path, const po::options_description& o
   if (!file) throw UsageError("cannot open --config file '" + path + "'");
   try {
     po::store(po::parse_config_file(file, options, /*allow_unregistered=*/false), values);
-  } catch (const po::error& e) {
-    throw UsageError("--config file '" + path + "': " + e.what());
+  } catch (po::error& e) {
+    throw UsageError("--config file '" + path + "': " + option_error_text(e));
   }
 }
 
@@ -217,8 +219,8 @@ Command parse_command(int argc, const char* const argv[]) {
       store_config_file(values["config"].as<std::string>(), training, values);
     }
     po::notify(values);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
+  } catch (po::error& e) {
+    throw UsageError(option_error_text(e));
   }
   validate(command.config);
   return command;

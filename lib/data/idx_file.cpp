@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -22,6 +23,9 @@ constexpr int kMaxDims = 4;
 // A header that promises more than this is corrupt, not a data set; refusing it keeps a
 // damaged file from triggering a huge allocation.
 constexpr std::int64_t kMaxBytes = std::int64_t{8} << 30;
+// Deflate encodes at best 258 repeated bytes in 2 bits, so a gzip file never holds more than
+// 1032 times its own size.
+constexpr std::int64_t kMaxGzipRatio = 1032;
 
 [[noreturn]] void fail(const std::string& path, const std::string& problem) {
   throw DataError(path + ": " + problem);
@@ -74,6 +78,17 @@ void check_gzip_length_trailer(const std::string& path, std::int64_t uncompresse
   }
 }
 
+/// The most data bytes `path` can hold after a header of `header_bytes`: exactly what is left of
+/// a raw file, at most kMaxGzipRatio times the size of a gzip file. kMaxBytes when the size is
+/// unknown (not a regular file).
+std::int64_t most_data_bytes(const std::string& path, bool raw, std::int64_t header_bytes) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size > static_cast<std::uintmax_t>(kMaxBytes)) return kMaxBytes;
+  const auto bytes = static_cast<std::int64_t>(size);
+  return raw ? bytes - header_bytes : bytes * kMaxGzipRatio;
+}
+
 std::uint32_t big_endian(const unsigned char* bytes) {
   return (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) |
          (std::uint32_t{bytes[2]} << 8) | std::uint32_t{bytes[3]};
@@ -123,6 +138,15 @@ IdxArray read_idx(const std::string& path) {
     array.dims.push_back(size);
   }
 
+  // Checked before allocating: a short file whose header promises gigabytes must fail as
+  // truncated, not allocate them first (and get the process killed for memory).
+  const bool raw = gzdirect(file.get()) != 0;
+  const std::int64_t most = most_data_bytes(path, raw, 4 + 4 * std::int64_t{ndims});
+  if (total > most) {
+    fail(path, "truncated: the header promises " + std::to_string(total) +
+                   " bytes of data, the file holds " + (raw ? "" : "at most ") +
+                   std::to_string(most) + (raw ? "" : " (gzip)"));
+  }
   array.values = at::empty(array.dims, at::TensorOptions().dtype(at::kByte));
   const std::int64_t got = read_bytes(file.get(), path, array.values.data_ptr(), total);
   if (got != total) {
@@ -134,7 +158,7 @@ IdxArray read_idx(const std::string& path) {
     fail(path, "trailing bytes after the " + std::to_string(total) +
                    " bytes of data the header declares");
   }
-  if (gzdirect(file.get()) == 0) check_gzip_length_trailer(path, 4 + 4 * ndims + total);
+  if (!raw) check_gzip_length_trailer(path, 4 + 4 * ndims + total);
   return array;
 }
 

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "common/error.hpp"
+#include "io/json_integer.hpp"
 
 namespace mnist_ddp::io {
 namespace {
@@ -121,23 +122,30 @@ CheckpointContents decode_checkpoint(const std::string& bytes, const std::string
       const std::string name = entry.at("name").get<std::string>();
       const auto dtype = known_dtypes().find(entry.at("dtype").get<std::string>());
       if (dtype == known_dtypes().end()) fail(origin, "tensor '" + name + "' has an unknown type");
-      const auto shape = entry.at("shape").get<std::vector<std::int64_t>>();
-      const auto offset = entry.at("offset").get<std::uint64_t>();
-      const auto size = entry.at("bytes").get<std::uint64_t>();
+      const nlohmann::json& dims = entry.at("shape");
+      if (!dims.is_array()) fail(origin, "tensor '" + name + "' has a bad shape");
+      const auto offset = exact_integer<std::uint64_t>(entry.at("offset"));
+      const auto size = exact_integer<std::uint64_t>(entry.at("bytes"));
+      if (!offset || !size) fail(origin, "tensor '" + name + "' does not fit the file");
+      std::vector<std::int64_t> shape;
       std::uint64_t expected = at::elementSize(dtype->second);
-      for (std::int64_t d : shape) {
+      for (const nlohmann::json& dim : dims) {
+        const auto d = exact_integer<std::int64_t>(dim);
+        if (!d || *d < 0) fail(origin, "tensor '" + name + "' has a bad shape");
         // Bounded by the payload before multiplying, so no product can overflow.
-        if (d < 0) fail(origin, "tensor '" + name + "' has a bad shape");
-        if (d > 0 && expected > payload_size / static_cast<std::uint64_t>(d)) {
+        if (*d > 0 && expected > payload_size / static_cast<std::uint64_t>(*d)) {
           fail(origin, "tensor '" + name + "' does not fit the file");
         }
-        expected *= static_cast<std::uint64_t>(d);
+        expected *= static_cast<std::uint64_t>(*d);
+        shape.push_back(*d);
       }
-      if (size != expected || offset > payload_size || size > payload_size - offset) {
+      if (*size != expected || *offset > payload_size || *size > payload_size - *offset) {
         fail(origin, "tensor '" + name + "' does not fit the file");
       }
       at::Tensor tensor = at::empty(shape, at::TensorOptions().dtype(dtype->second));
-      std::memcpy(tensor.data_ptr(), bytes.data() + payload_start + offset, size);
+      // An empty tensor has no storage (a null data_ptr), and memcpy from or to null is
+      // undefined even for 0 bytes.
+      if (*size > 0) std::memcpy(tensor.data_ptr(), bytes.data() + payload_start + *offset, *size);
       contents.tensors.emplace_back(name, tensor);
     }
   } catch (const nlohmann::json::exception& e) {

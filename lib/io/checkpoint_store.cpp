@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
 #include "common/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/checkpoint_file.hpp"
+#include "io/json_integer.hpp"
 
 namespace mnist_ddp::io {
 namespace {
@@ -47,22 +49,32 @@ std::string read_bytes(const std::string& path, const char* what) {
 
 /// The checkpoint a manifest describes, verified against the manifest's size and CRC-32.
 StoredCheckpoint read_through_manifest(const fs::path& manifest_path) {
-  nlohmann::json manifest;
+  std::string file;
+  std::optional<std::uint64_t> bytes;
+  std::optional<std::uint32_t> crc32;
   try {
-    manifest = nlohmann::json::parse(read_bytes(manifest_path.string(), "manifest"));
+    const nlohmann::json manifest =
+        nlohmann::json::parse(read_bytes(manifest_path.string(), "manifest"));
+    // value() throws too, for a manifest that is not an object or a field of another type.
+    file = manifest.value("file", "");
+    bytes = exact_integer<std::uint64_t>(manifest.value("bytes", nlohmann::json()));
+    crc32 = exact_integer<std::uint32_t>(manifest.value("crc32", nlohmann::json()));
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(manifest_path.string() + ": malformed manifest: " + e.what());
   }
-  const std::string file = manifest.value("file", "");
-  // Only a plain file name beside the manifest: a manifest cannot point elsewhere.
+  if (!bytes || !crc32) {
+    throw CheckpointError(manifest_path.string() +
+                          ": malformed manifest: no integer \"bytes\" and \"crc32\"");
+  }
+  // Only a plain file name beside the manifest: a manifest cannot point elsewhere (".." is a
+  // file name to std::filesystem, and "." the folder itself).
   if (file.empty() || file == "." || file == ".." || fs::path(file).filename().string() != file) {
     throw CheckpointError(manifest_path.string() + ": the manifest names no checkpoint file");
   }
   StoredCheckpoint stored;
   stored.path = (manifest_path.parent_path() / file).string();
   stored.bytes = read_bytes(stored.path, "checkpoint");
-  if (stored.bytes.size() != manifest.value("bytes", std::uint64_t{0}) ||
-      checkpoint_checksum(stored.bytes) != manifest.value("crc32", std::uint32_t{0})) {
+  if (stored.bytes.size() != *bytes || checkpoint_checksum(stored.bytes) != *crc32) {
     throw CheckpointError(stored.path + ": size or checksum differs from its manifest " +
                           "(truncated or damaged)");
   }

@@ -56,7 +56,10 @@ TEST_SUITE("BatchMaker") {
     const auto inputs = batch.inputs.accessor<float, 4>();
     const std::vector<std::pair<int, int>> spots = {{0, 0}, {0, 27}, {13, 14}, {27, 0}, {27, 27}};
     for (std::size_t b = 0; b < order.size(); ++b) {
-      for (auto [r, c] : spots) {
+      // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+      for (const auto& spot : spots) {
+        const int r = spot.first;
+        const int c = spot.second;
         CAPTURE(b);
         CAPTURE(r);
         CAPTURE(c);

@@ -272,6 +272,60 @@ TEST_SUITE("CheckpointStore") {
     }
   }
 
+  // Found by tests/fuzz/fuzz_checkpoint_store: nlohmann's value() threw json type_error, which
+  // escaped as a crash instead of a skipped checkpoint (exit 4).
+  TEST_CASE("a manifest that is not an object, or has a field of another kind, counts as damaged") {
+    TempDir dir;
+    const CheckpointStore store(dir.path(), /*keep_last=*/3);
+    save_steps(store, {1, 2});
+    const std::string manifest_path = dir.file("ckpt-step-000000002.json");
+    const std::string intact = read_bytes(manifest_path);
+    nlohmann::json bytes_as_text = nlohmann::json::parse(intact);
+    bytes_as_text["bytes"] = bytes_as_text["bytes"].dump();
+    nlohmann::json file_as_number = nlohmann::json::parse(intact);
+    file_as_number["file"] = 2;
+    // Found by the fuzzer too: get<uint64_t>() of 1e30 is undefined behaviour (UBSan).
+    nlohmann::json huge_bytes = nlohmann::json::parse(intact);
+    huge_bytes["bytes"] = 1e30;
+    nlohmann::json negative_crc = nlohmann::json::parse(intact);
+    negative_crc["crc32"] = -1;
+    nlohmann::json no_crc = nlohmann::json::parse(intact);
+    no_crc.erase("crc32");
+    for (const std::string& manifest :
+         {std::string("[1, 2, 3]"), std::string("\"ckpt-step-000000002.mddp\""),
+          bytes_as_text.dump(), file_as_number.dump(), huge_bytes.dump(), negative_crc.dump(),
+          no_crc.dump()}) {
+      CAPTURE(manifest);
+      write_bytes(manifest_path, manifest);
+      Warnings warnings;
+      const auto newest = store.newest_intact(warnings.sink());
+      REQUIRE(newest.has_value());
+      CHECK(newest->path == dir.file("ckpt-step-000000001.mddp"));
+      REQUIRE(warnings.messages.size() == 1);
+      INFO("warning: ", warnings.messages[0]);
+      CHECK(contains(warnings.messages[0], manifest_path + ": malformed manifest"));
+
+      const std::string message =
+          error_message<CheckpointError>([&] { read_checkpoint(manifest_path); });
+      CHECK(contains(message, manifest_path + ": malformed manifest"));
+    }
+  }
+
+  TEST_CASE("a manifest that names the folder or its parent counts as damaged") {
+    TempDir dir;
+    const CheckpointStore store(dir.path(), /*keep_last=*/3);
+    save_steps(store, {1});
+    const std::string manifest_path = dir.file("ckpt-step-000000002.json");
+    for (const char* file : {".", ".."}) {
+      CAPTURE(file);
+      // The empty text read from a folder has size 0 and CRC-32 0: only the name stops it.
+      write_bytes(manifest_path, nlohmann::json{{"file", file}, {"bytes", 0}, {"crc32", 0}}.dump());
+      const std::string message =
+          error_message<CheckpointError>([&] { read_checkpoint(manifest_path); });
+      CHECK(contains(message, "names no checkpoint file"));
+    }
+  }
+
   TEST_CASE("a folder that cannot be created is a usage error naming it") {
     TempDir dir;
     write_bytes(dir.file("plain"), "a regular file, not a folder");

@@ -131,6 +131,22 @@ TEST_SUITE("read_idx") {
                                  "promises 20 bytes of data, the file holds 17");
   }
 
+  // Found by tests/fuzz/fuzz_idx_file: a 32-byte file whose header promised 8 GB made the reader
+  // allocate 8 GB before it found the file short (out of memory under the fuzzer's limit).
+  TEST_CASE("a header that promises more than the file can hold fails before allocating") {
+    TempDir dir;
+    const Bytes bytes = ubyte_idx({65535, 65535, 2}, pattern_bytes(16));
+    write_file(dir.file("raw"), bytes);
+    check_idx_error(dir.file("raw"), "promises 8589672450 bytes of data, the file holds 16");
+    // A gzip file's size bounds its data too: deflate expands at most 1032-fold.
+    write_file(dir.file("file.gz"), bytes, Compression::kGzip);
+    const auto gzip_size =
+        static_cast<std::int64_t>(std::filesystem::file_size(dir.file("file.gz")));
+    check_idx_error(dir.file("file.gz"),
+                    "promises 8589672450 bytes of data, the file holds at most " +
+                        std::to_string(1032 * gzip_size) + " (gzip)");
+  }
+
   TEST_CASE("bytes after the declared data are refused, raw or gzip") {
     check_idx_error_raw_and_gzip(ubyte_idx({4, 5}, pattern_bytes(21)),
                                  "trailing bytes after the 20 bytes");

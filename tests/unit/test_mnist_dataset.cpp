@@ -61,10 +61,13 @@ void check_dataset(const data::Dataset& dataset, std::int64_t count) {
 
 TEST_SUITE("load_mnist") {
   TEST_CASE("loads raw, gzip and mixed folders alike") {
-    for (auto [images, labels] : {std::pair{Compression::kRaw, Compression::kRaw},
-                                  std::pair{Compression::kGzip, Compression::kGzip},
-                                  std::pair{Compression::kRaw, Compression::kGzip},
-                                  std::pair{Compression::kGzip, Compression::kRaw}}) {
+    // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+    for (const auto& pair : {std::pair{Compression::kRaw, Compression::kRaw},
+                             std::pair{Compression::kGzip, Compression::kGzip},
+                             std::pair{Compression::kRaw, Compression::kGzip},
+                             std::pair{Compression::kGzip, Compression::kRaw}}) {
+      const Compression images = pair.first;
+      const Compression labels = pair.second;
       CAPTURE(static_cast<int>(images));
       CAPTURE(static_cast<int>(labels));
       TempDir dir;

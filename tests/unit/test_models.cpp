@@ -41,7 +41,10 @@ TEST_SUITE("make_model") {
         // conv1 3x3x32 + 32, conv2 3x3x32x64 + 64, fc1 9216x128 + 128, fc2 128x10 + 10.
         {"cnn", 320 + 18496 + 1179776 + 1290},
     };
-    for (const auto& [name, parameters] : nets) {
+    // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+    for (const auto& net_parameters : nets) {
+      const char* name = net_parameters.first;
+      const std::int64_t parameters = net_parameters.second;
       CAPTURE(name);
       const auto net = make_model(name);
       CHECK(parameter_count(*net) == parameters);

@@ -189,6 +189,25 @@ TEST_SUITE("parse_command") {
     CHECK(contains(message, "color"));
   }
 
+  // Found by tests/fuzz/fuzz_options: Boost's what() replaced "%value%" by the value until none
+  // was left, so a value or name holding a placeholder hung the program (Note [Boost option
+  // error placeholders] in lib/config/option_error.hpp).
+  TEST_CASE("options and values that hold Boost's message placeholders are usage errors") {
+    CHECK(contains(usage_error({"--lr", "%value%"}), "('%25value%25') for option '--lr'"));
+    CHECK(contains(usage_error({"--batch-%original_token%size", "1"}), "%25original_token%25"));
+    CHECK(contains(usage_error({"--%canonical_option%"}), "%25canonical_option%25"));
+    CHECK(contains(usage_error({"--lr", "5%"}), "('5%')"));  // one '%' cannot loop: unchanged
+    {
+      const ScopedEnv lr("MNIST_DDP_LR", "%value%");
+      CHECK(contains(usage_error({}), "%25value%25"));
+    }
+    TempDir dir;
+    const std::string path = dir.file("placeholders.cfg");
+    const std::string text = "%option% = 1\n";
+    write_file(path, Bytes(text.begin(), text.end()));
+    CHECK(contains(usage_error({"--config", path.c_str()}), "%25option%25"));
+  }
+
   // A mistyped "--epochs 3 7" must not train with 3 epochs and say nothing.
   TEST_CASE("stray positional arguments are usage errors") {
     CHECK_THROWS_AS(parse({"--epochs", "3", "7"}), UsageError);
