@@ -313,6 +313,35 @@ cancel() {
   fi
 }
 
+# fault NAME KIND SBATCH_OPTION... -- PROGRAM_ARG...: rank 1 fails (MNIST_DDP_FAULT, KIND) after
+# step 5: the job must end FAILED within a minute, not requeued, with the failing rank, its host
+# and the cause in the log (a rank that stalls or vanishes: through the watchdog).
+fault() {
+  local name=$1 kind=$2 id state
+  shift 2
+  id=$(MNIST_DDP_FAULT="rank=1,step=5,kind=$kind" submit "$name" "$@")
+  if ! wait_state "$id" 60 "${ENDED[@]}"; then
+    fail "$name: job $id still $(job_field "$id" JobState) after 60 s"
+    show_log "$name"
+    scancel "$id"
+    return
+  fi
+  state=$(job_field "$id" JobState)
+  if [[ $state == FAILED && $(job_field "$id" Restarts) == 0 ]] &&
+    grep -qF "[rank 1@node2] injected fault (MNIST_DDP_FAULT): $kind after step 5" \
+      "$WORK/$name.out"; then
+    pass "$name: the job failed (exit $(job_field "$id" ExitCode)), naming rank 1 on node2"
+  else
+    fail "$name: job ended $state (exit $(job_field "$id" ExitCode)), or the log lacks the cause"
+    show_log "$name"
+  fi
+  if [[ $kind == hang ]]; then
+    grep -qF "rank(s) 1 not responding" "$WORK/$name.out" &&
+      pass "$name: the watchdog named the stalled rank" ||
+      fail "$name: no watchdog message naming rank 1"
+  fi
+}
+
 # === the tests ===================================================================================
 
 # Short runs, identical in every layout; one thread per rank so that results do not depend on
@@ -398,6 +427,12 @@ else
   echo "SKIP: preemption checks: '$MNIST_DDP_BIN --help' does not mention --checkpoint-dir" \
     "(no checkpoint support in this build)"
 fi
+
+note "faults under srun: a rank that throws, a rank that hangs (two nodes)"
+fault fault-throw-srun throw --nodes=2 --ntasks-per-node=1 --gpus-per-node=0 -- "${TRAIN[@]}" \
+  --comm-timeout 5
+fault fault-hang-srun hang --nodes=2 --ntasks-per-node=1 --gpus-per-node=0 -- "${TRAIN[@]}" \
+  --comm-timeout 5
 
 note "done"
 if ((FAILURES)); then
