@@ -8,28 +8,30 @@ namespace mnist_ddp::io {
 Log::Log(int rank, bool all_ranks, std::FILE* out)
     : rank_(rank), enabled_(rank == 0 || all_ranks), out_(out) {}
 
+void Log::write(const char* before, const char* format, va_list args, const char* after) const {
+  std::fputs(before, out_);
+  std::vfprintf(out_, format, args);
+  std::fputs(after, out_);
+  std::fflush(out_);
+}
+
 void Log::line(const char* format, ...) const {
   if (!enabled_) return;
   end_live();
   if (rank_ != 0) std::fprintf(out_, "[rank %d] ", rank_);
   va_list args;
   va_start(args, format);
-  std::vfprintf(out_, format, args);
+  write("", format, args, "\n");
   va_end(args);
-  std::fputc('\n', out_);
-  std::fflush(out_);
 }
 
 void Log::live(const char* format, ...) const {
   if (!enabled_) return;
-  // \r returns to the start of the line; \033[K erases what a longer previous text left.
-  std::fputc('\r', out_);
   va_list args;
   va_start(args, format);
-  std::vfprintf(out_, format, args);
+  // \r returns to the start of the line; \033[K erases what a longer previous text left.
+  write("\r", format, args, "\033[K");
   va_end(args);
-  std::fputs("\033[K", out_);
-  std::fflush(out_);
   live_open_ = true;
 }
 

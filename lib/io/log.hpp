@@ -2,6 +2,7 @@
 // rank, prefixed with its rank, when asked).
 #pragma once
 
+#include <cstdarg>
 #include <cstdio>
 
 namespace mnist_ddp::io {
@@ -23,6 +24,9 @@ class Log {
   void end_live() const;
 
  private:
+  /// Writes `before`, the formatted text and `after`, then flushes.
+  void write(const char* before, const char* format, va_list args, const char* after) const;
+
   int rank_;
   bool enabled_;
   std::FILE* out_;

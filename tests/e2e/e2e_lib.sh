@@ -1,22 +1,11 @@
 # tests/e2e/e2e_lib.sh — shared helpers of the end-to-end tests; source it.
 # Needs MNIST_DDP_BIN (the program) and MNIST_DDP_SOURCE_DIR (the repository), set by ctest.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 
 : "${MNIST_DDP_BIN:?set MNIST_DDP_BIN to the mnist_ddp executable}"
 : "${MNIST_DDP_SOURCE_DIR:?set MNIST_DDP_SOURCE_DIR to the repository}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 FASHION_DIR=/usr/share/datasets/fashion-mnist
-
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-FAILURES=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  FAILURES=$((FAILURES + 1))
-}
-
-pass() { echo "ok: $*"; }
 
 # run_mpi RANKS ARGS...: runs the program under mpirun with a time limit; stdout and stderr go
 # to $WORK/out and $WORK/err; sets STATUS to the exit code.
@@ -68,12 +57,4 @@ write_dataset() {
   write_idx "$1/train-labels-idx1-ubyte" 0x801 "$2"
   write_idx "$1/t10k-images-idx3-ubyte" 0x803 "$3" 28 28
   write_idx "$1/t10k-labels-idx1-ubyte" 0x801 "$3"
-}
-
-finish() {
-  if [[ $FAILURES -gt 0 ]]; then
-    echo "$FAILURES check(s) failed" >&2
-    exit 1
-  fi
-  echo "all checks passed"
 }

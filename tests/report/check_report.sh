@@ -49,13 +49,7 @@ fi
 }
 url="file://$(realpath "$report")"
 
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-FAILURES=0
-fail() {
-  echo "FAIL: $*" >&2
-  FAILURES=$((FAILURES + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 
 # run_chromium LOG ARGS...: one headless run with a fresh profile, stderr to LOG. The virtual
 # time budget lets timers run out without waiting for them; --timeout and the outer timeout
@@ -114,8 +108,4 @@ if [[ -n $screenshot ]]; then
   fi
 fi
 
-if ((FAILURES > 0)); then
-  echo "check_report: $report: $FAILURES check(s) failed" >&2
-  exit 1
-fi
-echo "check_report: $report: ok"
+finish "check_report: $report"

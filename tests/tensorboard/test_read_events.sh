@@ -3,21 +3,11 @@
 # independent Python reader (read_events.py): exactly the expected scalars; a single flipped
 # byte anywhere in the file, a cut-off end, and an empty file are each rejected.
 # Needs TENSORBOARD_SAMPLE (the sample program), set by ctest.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 
 : "${TENSORBOARD_SAMPLE:?set TENSORBOARD_SAMPLE to the tensorboard_sample executable}"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 READER=$HERE/read_events.py
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-FAILURES=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  FAILURES=$((FAILURES + 1))
-}
-
-pass() { echo "ok: $*"; }
 
 # A folder that does not exist yet, two levels deep: the writer creates it.
 "$TENSORBOARD_SAMPLE" "$WORK/runs/sample"
@@ -93,8 +83,4 @@ print(f"ok: all {2 * len(data)} single-byte flips, the cut-off end and the empty
 PY
 ((status == 0)) || fail "damage not detected"
 
-if ((FAILURES > 0)); then
-  echo "$FAILURES check(s) failed" >&2
-  exit 1
-fi
-echo "all checks passed"
+finish
