@@ -72,6 +72,20 @@ struct Warnings {
   }
 };
 
+/// newest_intact falls back to `expected_path`, with one warning that mentions `mention`;
+/// returns the warning.
+std::string check_falls_back_to(const CheckpointStore& store, const std::string& expected_path,
+                                const std::string& mention) {
+  Warnings warnings;
+  const auto newest = store.newest_intact(warnings.sink());
+  REQUIRE(newest.has_value());
+  CHECK(newest->path == expected_path);
+  REQUIRE(warnings.messages.size() == 1);
+  INFO("warning: ", warnings.messages[0]);
+  CHECK(contains(warnings.messages[0], mention));
+  return warnings.messages[0];
+}
+
 }  // namespace
 
 TEST_SUITE("CheckpointStore") {
@@ -167,13 +181,7 @@ TEST_SUITE("CheckpointStore") {
       save_steps(store, {1, 2, 3});
       const std::string damaged = dir.file("ckpt-step-000000003.mddp");
       flip_byte(damaged, at);
-      Warnings warnings;
-      const auto newest = store.newest_intact(warnings.sink());
-      REQUIRE(newest.has_value());
-      CHECK(newest->path == dir.file("ckpt-step-000000002.mddp"));
-      REQUIRE(warnings.messages.size() == 1);
-      INFO("warning: ", warnings.messages[0]);
-      CHECK(contains(warnings.messages[0], damaged));
+      check_falls_back_to(store, dir.file("ckpt-step-000000002.mddp"), damaged);
     }
   }
 
@@ -190,14 +198,9 @@ TEST_SUITE("CheckpointStore") {
     manifest["crc32"] = io::checkpoint_checksum(bytes);
     write_bytes(dir.file("ckpt-step-000000002.json"), manifest.dump());
 
-    Warnings warnings;
-    const auto newest = store.newest_intact(warnings.sink());
-    REQUIRE(newest.has_value());
-    CHECK(newest->path == dir.file("ckpt-step-000000001.mddp"));
-    REQUIRE(warnings.messages.size() == 1);
-    INFO("warning: ", warnings.messages[0]);
-    CHECK(contains(warnings.messages[0], damaged));
-    CHECK(contains(warnings.messages[0], "checksum"));
+    const std::string warning =
+        check_falls_back_to(store, dir.file("ckpt-step-000000001.mddp"), damaged);
+    CHECK(contains(warning, "checksum"));
   }
 
   TEST_CASE("a missing checkpoint or a malformed manifest is skipped with a warning") {
@@ -260,13 +263,7 @@ TEST_SUITE("CheckpointStore") {
       const std::string manifest_path = folder + "/ckpt-step-000000002.json";
       write_bytes(manifest_path, manifest.dump());
 
-      Warnings warnings;
-      const auto newest = store.newest_intact(warnings.sink());
-      REQUIRE(newest.has_value());
-      CHECK(newest->path == folder + "/ckpt-step-000000001.mddp");
-      REQUIRE(warnings.messages.size() == 1);
-      INFO("warning: ", warnings.messages[0]);
-      CHECK(contains(warnings.messages[0], manifest_path));
+      check_falls_back_to(store, folder + "/ckpt-step-000000001.mddp", manifest_path);
 
       CHECK_THROWS_AS(read_checkpoint(manifest_path), CheckpointError);
     }
@@ -297,13 +294,8 @@ TEST_SUITE("CheckpointStore") {
           no_crc.dump()}) {
       CAPTURE(manifest);
       write_bytes(manifest_path, manifest);
-      Warnings warnings;
-      const auto newest = store.newest_intact(warnings.sink());
-      REQUIRE(newest.has_value());
-      CHECK(newest->path == dir.file("ckpt-step-000000001.mddp"));
-      REQUIRE(warnings.messages.size() == 1);
-      INFO("warning: ", warnings.messages[0]);
-      CHECK(contains(warnings.messages[0], manifest_path + ": malformed manifest"));
+      check_falls_back_to(store, dir.file("ckpt-step-000000001.mddp"),
+                          manifest_path + ": malformed manifest");
 
       const std::string message =
           error_message<CheckpointError>([&] { read_checkpoint(manifest_path); });
