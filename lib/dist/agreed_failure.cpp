@@ -1,6 +1,7 @@
 // lib/dist/agreed_failure.cpp — one MPI_Allreduce (MAXLOC) decides the exit code and the reporter.
 #include "dist/agreed_failure.hpp"
 
+#include <climits>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -46,6 +47,19 @@ void run_agreed(const World& world, const std::function<void()>& phase) {
   if (agreed.code == 0) return;
   if (agreed.rank == world.rank()) report_error(world, *failure);
   throw AgreedFailure(agreed.code);
+}
+
+void throw_unless_all_succeeded(MPI_Comm comm, const std::string& local_error,
+                                const std::string& step) {
+  int rank = 0;
+  MDDP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const int local = local_error.empty() ? INT_MAX : rank;
+  int first_failed = INT_MAX;
+  MDDP_MPI_CHECK(MPI_Allreduce(&local, &first_failed, 1, MPI_INT, MPI_MIN, comm));
+  if (first_failed == INT_MAX) return;
+  if (!local_error.empty()) throw CommError(local_error);
+  throw CommError(step + " failed on rank " + std::to_string(first_failed) +
+                  " (its error says why)");
 }
 
 }  // namespace mnist_ddp::dist

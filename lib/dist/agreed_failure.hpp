@@ -1,10 +1,14 @@
 // lib/dist/agreed_failure.hpp — provides: run_agreed(world, phase), the agreed error path for
 // phases that every rank runs (option parsing, data loading): a failure on any rank ends every
-// rank with the same exit code, and the message is printed once.
+// rank with the same exit code, and the message is printed once; throw_unless_all_succeeded, the
+// same agreement for set-up steps inside the library (communicators).
 #pragma once
+
+#include <mpi.h>
 
 #include <functional>
 #include <stdexcept>
+#include <string>
 
 #include "dist/world.hpp"
 
@@ -21,6 +25,13 @@ struct AgreedFailure : std::runtime_error {
 /// failed. If one did, the failing rank with the highest exit code (lowest rank among equals)
 /// prints its error and every rank throws AgreedFailure with that code.
 void run_agreed(const World& world, const std::function<void()>& phase);
+
+/// Collective over `comm`: returns when every rank's `local_error` is empty. Otherwise every
+/// rank throws CommError: a failed rank with its own `local_error`, the others with "<step>
+/// failed on rank R" naming the lowest failed rank. Keeps the healthy ranks from waiting forever in
+/// a later collective that the failed ones never reach.
+void throw_unless_all_succeeded(MPI_Comm comm, const std::string& local_error,
+                                const std::string& step);
 
 /// Prints "mnist_ddp: error: [rank R@host] <what>" to stderr, with a --help hint for usage
 /// errors, and returns the exit code that `error` maps to.

@@ -1,0 +1,121 @@
+# cmake/nccl.cmake — provides: the MNIST_DDP_NCCL option (AUTO, ON, OFF) and, when the NCCL
+# backend is built, MNIST_DDP_HAVE_NCCL=TRUE and the target mnist_ddp_nccl (NCCL's header and
+# library and the CUDA runtime, to link the library against).
+#
+# Search order for NCCL: the folder of the LibTorch in use, when that LibTorch has CUDA and ships a
+# libnccl of its own (the process must load exactly one NCCL: two copies would each keep their own
+# state), then NCCL_HOME, CUDA_HOME, the CUDA toolkit found and /usr/local/cuda.
+
+set(MNIST_DDP_NCCL AUTO CACHE STRING
+    "Build the NCCL backend: AUTO (when the CUDA toolkit and NCCL are found), ON (required), OFF")
+set_property(CACHE MNIST_DDP_NCCL PROPERTY STRINGS AUTO ON OFF)
+string(TOUPPER "${MNIST_DDP_NCCL}" _mddp_nccl_mode)
+if(_mddp_nccl_mode MATCHES "^(1|TRUE|YES)$")
+  set(_mddp_nccl_mode ON)
+elseif(_mddp_nccl_mode MATCHES "^(0|FALSE|NO)$")
+  set(_mddp_nccl_mode OFF)
+endif()
+if(NOT _mddp_nccl_mode MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "MNIST_DDP_NCCL must be AUTO, ON or OFF (got '${MNIST_DDP_NCCL}')")
+endif()
+
+set(MNIST_DDP_HAVE_NCCL FALSE)
+
+# Reports why the backend is not built: fatal when it was asked for, a status line otherwise.
+function(_mddp_nccl_missing reason)
+  if(_mddp_nccl_mode STREQUAL "ON")
+    message(FATAL_ERROR "MNIST_DDP_NCCL=ON but ${reason}. Install the CUDA toolkit and NCCL, "
+                        "point CUDA_HOME or NCCL_HOME at them, or configure with -DMNIST_DDP_NCCL=OFF.")
+  endif()
+  message(STATUS "NCCL backend: not built (${reason})")
+endfunction()
+
+if(_mddp_nccl_mode STREQUAL "OFF")
+  message(STATUS "NCCL backend: not built (MNIST_DDP_NCCL=OFF)")
+  return()
+endif()
+
+# The CUDA toolkit: nvcc on the PATH, CUDAToolkit_ROOT, CUDA_PATH; else CUDA_HOME or /usr/local/cuda.
+if(NOT DEFINED CUDAToolkit_ROOT AND NOT DEFINED ENV{CUDAToolkit_ROOT})
+  foreach(_dir "$ENV{CUDA_HOME}" /usr/local/cuda)
+    if(_dir AND EXISTS "${_dir}/include/cuda_runtime_api.h")
+      set(CUDAToolkit_ROOT "${_dir}")
+      break()
+    endif()
+  endforeach()
+endif()
+find_package(CUDAToolkit QUIET)
+if(NOT CUDAToolkit_FOUND)
+  _mddp_nccl_missing("the CUDA toolkit was not found")
+  return()
+endif()
+
+# LibTorch's own folder counts only when that LibTorch has CUDA (libtorch_cuda), so a CPU LibTorch
+# in a system folder does not pull in an unrelated NCCL from there.
+set(_mddp_torch_lib_dir "")
+if(TORCH_LIBRARY)
+  get_filename_component(_mddp_torch_lib_dir "${TORCH_LIBRARY}" DIRECTORY)
+elseif(TORCH_INSTALL_PREFIX)
+  set(_mddp_torch_lib_dir "${TORCH_INSTALL_PREFIX}/lib")
+endif()
+set(_mddp_torch_has_cuda FALSE)
+if(_mddp_torch_lib_dir AND EXISTS "${_mddp_torch_lib_dir}/libtorch_cuda.so")
+  set(_mddp_torch_has_cuda TRUE)
+endif()
+
+if(_mddp_torch_has_cuda)
+  find_library(MNIST_DDP_NCCL_LIBRARY NAMES nccl libnccl.so.2
+               PATHS "${_mddp_torch_lib_dir}" NO_DEFAULT_PATH)
+endif()
+find_library(MNIST_DDP_NCCL_LIBRARY NAMES nccl libnccl.so.2
+             HINTS ENV NCCL_HOME ENV CUDA_HOME "${CUDAToolkit_LIBRARY_DIR}" /usr/local/cuda
+             PATH_SUFFIXES lib lib64)
+if(NOT MNIST_DDP_NCCL_LIBRARY)
+  _mddp_nccl_missing("libnccl was not found (searched NCCL_HOME, CUDA_HOME, "
+                     "${CUDAToolkit_LIBRARY_DIR}, /usr/local/cuda)")
+  return()
+endif()
+# The header next to the library first, so that header and library are of one release.
+get_filename_component(_mddp_nccl_lib_dir "${MNIST_DDP_NCCL_LIBRARY}" DIRECTORY)
+find_path(MNIST_DDP_NCCL_INCLUDE_DIR nccl.h
+          HINTS "${_mddp_nccl_lib_dir}/../include" ENV NCCL_HOME ENV CUDA_HOME
+                ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda
+          PATH_SUFFIXES include)
+if(NOT MNIST_DDP_NCCL_INCLUDE_DIR)
+  _mddp_nccl_missing("nccl.h was not found (libnccl is ${MNIST_DDP_NCCL_LIBRARY})")
+  return()
+endif()
+
+file(STRINGS "${MNIST_DDP_NCCL_INCLUDE_DIR}/nccl.h" _mddp_nccl_version_lines
+     REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
+set(_mddp_nccl_version "")
+foreach(_part MAJOR MINOR PATCH)
+  string(REGEX MATCH "NCCL_${_part} ([0-9]+)" _match "${_mddp_nccl_version_lines}")
+  list(APPEND _mddp_nccl_version "${CMAKE_MATCH_1}")
+endforeach()
+string(REPLACE ";" "." _mddp_nccl_version "${_mddp_nccl_version}")
+# Non-blocking initialisation (ncclCommInitRankConfig, ncclCommFinalize) came with 2.14; ncclAvg
+# with 2.10.
+if(_mddp_nccl_version VERSION_LESS 2.14)
+  _mddp_nccl_missing("NCCL ${_mddp_nccl_version} is older than 2.14 "
+                     "(${MNIST_DDP_NCCL_INCLUDE_DIR}/nccl.h)")
+  return()
+endif()
+
+# The CUDA runtime: LibTorch's bundled copy where it has one (the same one-copy reason as NCCL),
+# else the toolkit's.
+set(_mddp_cudart CUDA::cudart)
+if(_mddp_torch_has_cuda)
+  file(GLOB _mddp_torch_cudart "${_mddp_torch_lib_dir}/libcudart*.so*")
+  if(_mddp_torch_cudart)
+    list(GET _mddp_torch_cudart 0 _mddp_cudart)
+  endif()
+endif()
+
+add_library(mnist_ddp_nccl INTERFACE)
+target_include_directories(mnist_ddp_nccl INTERFACE "${MNIST_DDP_NCCL_INCLUDE_DIR}"
+                                                    ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(mnist_ddp_nccl INTERFACE "${MNIST_DDP_NCCL_LIBRARY}" ${_mddp_cudart})
+set(MNIST_DDP_HAVE_NCCL TRUE)
+message(STATUS "NCCL backend: NCCL ${_mddp_nccl_version} (${MNIST_DDP_NCCL_LIBRARY}), "
+               "CUDA ${CUDAToolkit_VERSION} runtime (${_mddp_cudart})")

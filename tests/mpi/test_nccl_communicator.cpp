@@ -1,0 +1,126 @@
+// tests/mpi/test_nccl_communicator.cpp — make_nccl_communicator on every rank: the clear CommError
+// where there is no NCCL backend or no CUDA device (this machine, CI), and the collectives where
+// every rank has a GPU of its own.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "common/error.hpp"
+#include "dist/make_communicator.hpp"
+#include "mpi_test_world.hpp"
+
+#if MNIST_DDP_HAVE_NCCL
+#include "dist/cuda_devices.hpp"
+#endif
+
+namespace mnist_ddp::dist {
+namespace {
+
+constexpr double kTimeoutSeconds = 60;
+
+/// Whether this process sees a CUDA device (the same answer on every rank of one machine).
+bool cuda_device_present() {
+#if MNIST_DDP_HAVE_NCCL
+  try {
+    return cuda_device_count() > 0;
+  } catch (const CommError&) {
+    return false;
+  }
+#else
+  return false;
+#endif
+}
+
+TEST_CASE("make_nccl_communicator fails with a clear CommError on every rank without a GPU") {
+  if (cuda_device_present()) {
+    MESSAGE("a CUDA device is present: the no-device error cannot be checked here; skipped");
+    return;
+  }
+  const std::string expected =
+      nccl_built_in() ? "no CUDA device: cudaGetDeviceCount" : "this build has no NCCL backend";
+  CAPTURE(expected);
+  try {
+    make_nccl_communicator(testing::test_world(), kTimeoutSeconds);
+    FAIL("make_nccl_communicator succeeded without a CUDA device");
+  } catch (const CommError& e) {
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK(message.find(expected) != std::string::npos);
+    CHECK((e.code() == ExitCode::kComm));
+  }
+}
+
+TEST_CASE("NCCL collectives where every rank has a GPU of its own") {
+  if (!cuda_device_present()) {
+    MESSAGE("no CUDA device here; skipped");
+    return;
+  }
+  std::unique_ptr<Communicator> comm;
+  try {
+    comm = make_nccl_communicator(testing::test_world(), kTimeoutSeconds);
+  } catch (const CommError& e) {
+    // More ranks than GPUs: refused on every rank, with the reason.
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK(message.find("NCCL needs a device of its own for each rank") != std::string::npos);
+    MESSAGE("fewer GPUs than ranks on this node; collectives skipped");
+    return;
+  }
+  CHECK(comm->backend() == "nccl");
+  CHECK(comm->size() == testing::test_world().size());
+  CHECK(comm->rank() == testing::test_world().rank());
+  comm->barrier();
+
+  at::Tensor on_cpu = at::ones({3});
+  CHECK_THROWS_WITH_AS(comm->all_reduce(on_cpu, ReduceOp::kSum),
+                       doctest::Contains("needs a CUDA tensor"), CommError);
+
+  if (!at::hasCUDA()) {
+    MESSAGE("this LibTorch has no CUDA: tensor collectives skipped (barrier done)");
+    return;
+  }
+  const int rank = comm->rank();
+  const int size = comm->size();
+  const double rank_sum = size * (size + 1) / 2.0;  // 1 + 2 + ... + size
+  // The device make_nccl_communicator selected: local rank modulo the visible devices.
+  const int device = testing::test_world().local_rank() % static_cast<int>(at::getNumGPUs());
+  const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA, device);
+  for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kLong, at::kBFloat16, at::kHalf}) {
+    const std::string type_name = c10::toString(dtype);
+    CAPTURE(type_name);
+    at::Tensor t = at::full({5}, rank + 1, cuda.dtype(dtype));
+    comm->all_reduce(t, ReduceOp::kSum);
+    CHECK(t.cpu().to(at::kDouble).eq(rank_sum).all().item<bool>());
+  }
+  at::Tensor average = at::full({4}, rank + 1.0, cuda.dtype(at::kFloat));
+  comm->all_reduce(average, ReduceOp::kAverage);
+  CHECK(average[0].item<double>() == doctest::Approx(rank_sum / size));
+  at::Tensor maximum = at::full({2}, rank, cuda.dtype(at::kLong));
+  comm->all_reduce(maximum, ReduceOp::kMax);
+  CHECK(maximum[1].item<std::int64_t>() == size - 1);
+
+  at::Tensor pending_tensor = at::full({1000}, 1.0, cuda.dtype(at::kFloat));
+  auto pending = comm->all_reduce_async(pending_tensor, ReduceOp::kSum);
+  pending->wait();
+  pending->wait();  // again: nothing
+  CHECK(pending->test());
+  CHECK(pending_tensor.sum().item<double>() == doctest::Approx(1000.0 * size));
+
+  at::Tensor from_last = at::full({3}, rank, cuda.dtype(at::kInt));
+  comm->broadcast(from_last, size - 1);
+  CHECK(from_last.cpu().eq(size - 1).all().item<bool>());
+
+  const at::Tensor gathered = comm->all_gather(at::full({2}, rank, cuda.dtype(at::kFloat)));
+  REQUIRE((gathered.sizes() == at::IntArrayRef({size, 2})));
+  for (int r = 0; r < size; ++r) CHECK(gathered[r][1].item<double>() == r);
+
+  at::Tensor strided = at::zeros({4, 4}, cuda).t();
+  CHECK_THROWS_WITH_AS(comm->all_reduce(strided, ReduceOp::kSum), doctest::Contains("contiguous"),
+                       CommError);
+  comm->barrier();
+}
+
+}  // namespace
+}  // namespace mnist_ddp::dist

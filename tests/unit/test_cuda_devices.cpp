@@ -1,0 +1,79 @@
+// tests/unit/test_cuda_devices.cpp — CUDA device queries: a clear, prompt error without a device
+// (this machine and CI), and sane answers with one (only built with the NCCL backend).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+#include "common/error.hpp"
+#include "dist/cuda_devices.hpp"
+
+namespace mnist_ddp::dist {
+namespace {
+
+TEST_CASE("cuda device count answers at once: a count, or the clear no-device error") {
+  const auto start = std::chrono::steady_clock::now();
+  int count = 0;
+  std::string error;
+  ExitCode code = ExitCode::kOk;
+  try {
+    count = cuda_device_count();
+  } catch (const Error& e) {
+    error = e.what();
+    code = e.code();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Not a timing: a hang here would hang every run of the program on a machine without GPUs.
+  CHECK(seconds < 10);
+  if (error.empty()) {
+    MESSAGE("a CUDA device is present: ", count, " visible; first: ", cuda_device(0).describe());
+    CHECK(count >= 1);
+    return;
+  }
+  CAPTURE(error);
+  CHECK(error.rfind("no CUDA device: cudaGetDeviceCount", 0) == 0);
+  CHECK((code == ExitCode::kComm));
+  // A second call gives the same answer: the first error left nothing sticky behind.
+  CHECK_THROWS_WITH_AS(cuda_device_count(), doctest::Contains("no CUDA device"), CommError);
+  CHECK_THROWS_WITH_AS(select_device_for_local_rank(0), doctest::Contains("no CUDA device"),
+                       CommError);
+}
+
+TEST_CASE("a CUDA device, where there is one, has a name and a PCI bus id") {
+  int count = 0;
+  try {
+    count = cuda_device_count();
+  } catch (const CommError&) {
+    MESSAGE("no CUDA device here; skipped");
+    return;
+  }
+  for (int index = 0; index < count; ++index) {
+    const CudaDevice device = cuda_device(index);
+    CAPTURE(device.describe());
+    CHECK(device.index == index);
+    CHECK(!device.name.empty());
+    CHECK(device.pci_bus_id.size() >= 12);  // "0000:18:00.0"
+  }
+}
+
+TEST_CASE("device_for_local_rank is the local rank modulo the device count") {
+  CHECK(device_for_local_rank(0, 1) == 0);
+  CHECK(device_for_local_rank(3, 1) == 0);  // srun --gpus-per-task=1: each task sees its own GPU
+  CHECK(device_for_local_rank(0, 8) == 0);
+  CHECK(device_for_local_rank(7, 8) == 7);
+  CHECK(device_for_local_rank(9, 8) == 1);
+  CHECK_THROWS_WITH_AS(device_for_local_rank(0, 0), doctest::Contains("got 0 and 0"), CommError);
+  CHECK_THROWS_WITH_AS(device_for_local_rank(-1, 2), doctest::Contains("got -1 and 2"), CommError);
+}
+
+TEST_CASE("CudaDevice describes itself for the rank layout") {
+  CudaDevice device;
+  device.index = 1;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.pci_bus_id = "0000:18:00.0";
+  CHECK(device.describe() == "cuda:1 (NVIDIA H100 80GB HBM3, 0000:18:00.0)");
+}
+
+}  // namespace
+}  // namespace mnist_ddp::dist
