@@ -1,14 +1,11 @@
 // lib/dist/nccl_communicator.cpp — collectives over NCCL on CUDA tensors, with deadlines.
 #include "dist/nccl_communicator.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <memory>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -18,29 +15,15 @@
 #include "dist/agreed_failure.hpp"
 #include "dist/gpu_check.hpp"
 #include "dist/mpi_check.hpp"
+#include "dist/poll_wait.hpp"
 
 namespace mnist_ddp::dist {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = PollClock;
 
 // How long the destructor lets ncclCommFinalize take when no (shorter) timeout was given.
 constexpr double kTeardownSeconds = 60;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Between polls: spin first (a step's allreduce is done within microseconds), then yield the
-/// core (ranks may outnumber cores), then sleep (a long wait should cost nothing).
-void pause_after(double waited_seconds) {
-  if (waited_seconds < 1e-3) return;
-  if (waited_seconds < 0.1) {
-    sched_yield();
-    return;
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
 
 /// Polls a non-blocking communicator until its pending call settles or `limit_seconds` pass;
 /// returns the final state (ncclInProgress when the time ran out).

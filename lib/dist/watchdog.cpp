@@ -2,8 +2,6 @@
 // Note [Stall diagnosis].
 #include "dist/watchdog.hpp"
 
-#include <sched.h>
-
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -11,31 +9,17 @@
 
 #include "common/error.hpp"
 #include "dist/mpi_check.hpp"
+#include "dist/poll_wait.hpp"
 
 namespace mnist_ddp::dist {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = PollClock;
 
 constexpr int kQueryTag = 1;
 constexpr int kReplyTag = 2;
 // How long a rank that timed out waits for the others' answers.
 constexpr double kGraceSeconds = 3;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Between tests of a request: spin first (a step's allreduce is done within microseconds),
-/// then yield the core (ranks may outnumber cores), then sleep (a long wait should cost nothing).
-void pause_after(double waited_seconds) {
-  if (waited_seconds < 1e-3) return;
-  if (waited_seconds < 0.1) {
-    sched_yield();
-    return;
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
 
 }  // namespace
 
