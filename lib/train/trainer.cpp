@@ -120,7 +120,7 @@ void Trainer::gather_epoch_sums() {
 LogWindow Trainer::reduce_window() {
   const PhaseTimes& p = window_phases_;
   at::Tensor sums = at::stack(
-      {window_loss_sum_, at::scalar_tensor(window_steps_, at::kDouble),
+      {window_loss_sum_, at::scalar_tensor(window_losses_, at::kDouble),
        at::scalar_tensor(window_images_, at::kDouble), at::scalar_tensor(p.data, at::kDouble),
        at::scalar_tensor(p.forward, at::kDouble), at::scalar_tensor(p.backward, at::kDouble),
        at::scalar_tensor(p.comm_wait, at::kDouble), at::scalar_tensor(p.optimizer, at::kDouble)});
@@ -133,6 +133,7 @@ LogWindow Trainer::reduce_window() {
   window.images_per_sec = sum[2] / std::max(p.total(), 1e-12);
   window.phases = {sum[3] / ranks, sum[4] / ranks, sum[5] / ranks, sum[6] / ranks, sum[7] / ranks};
   window_loss_sum_.zero_();
+  window_losses_ = 0;
   window_steps_ = 0;
   window_images_ = 0;
   window_phases_ = PhaseTimes{};
@@ -178,7 +179,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
       epoch_loss_sum_ += detached;
       window_loss_sum_ += detached;
       ++epoch_loss_count_;
-      ++window_steps_;
+      ++window_losses_;
       step_images += size;
       progress_.position += size * comm_.size();
       first += size;
@@ -188,6 +189,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
     optimizer_->step();
     clock.lap(&PhaseTimes::optimizer, "optimizer");
     ++progress_.step;
+    ++window_steps_;
     epoch_images_ += step_images;
     window_images_ += step_images;
     phases += step_phases;

@@ -165,7 +165,8 @@ class Trainer {
   std::int64_t epoch_images_ = 0;
   // The same for the current log window (--log-every): loss sum, rank-steps, images, phases.
   at::Tensor window_loss_sum_;
-  std::int64_t window_steps_ = 0;
+  std::int64_t window_losses_ = 0;  // micro-batch losses in window_loss_sum_
+  std::int64_t window_steps_ = 0;   // optimizer steps
   std::int64_t window_images_ = 0;  // of this rank
   PhaseTimes window_phases_;
   bool first_step_pending_ = true;
