@@ -14,8 +14,9 @@
 #include "config/options.hpp"
 #include "data/mnist_dataset.hpp"
 #include "dist/agreed_failure.hpp"
+#include "dist/device_plan.hpp"
 #include "dist/layout.hpp"
-#include "dist/mpi_communicator.hpp"
+#include "dist/make_communicator.hpp"
 #include "dist/world.hpp"
 #include "io/banner.hpp"
 #include "io/log.hpp"
@@ -54,7 +55,8 @@ int evaluate_checkpoint(const dist::World& world, const config::TrainConfig& con
   const data::BatchMaker batches(test_set, config.normalize_mean, config.normalize_std);
   train::TrainSummary summary;
   summary.steps = saved->meta.value("progress", nlohmann::json::object()).value("step", 0LL);
-  summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size);
+  summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size,
+                                 config.precision == "bf16");
   log.line("# eval-only: test_loss %.6f", summary.test.loss);
   return io::print_summary(log, summary, config.min_accuracy, /*wall_seconds=*/0) ? 0 : 1;
 }
@@ -65,9 +67,17 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
   torch::set_num_threads(threads);
   const io::Log log(world.rank(), config.log_all_ranks);
 
+  // Local checks first, agreed; then the communicator, whose set-up is collective and fails on
+  // every rank alike.
+  dist::DevicePlan plan;
+  dist::run_agreed(world, [&] { plan = dist::plan_devices(config, world); });
+  std::unique_ptr<dist::Communicator> communicator;
+  dist::run_agreed(
+      world, [&] { communicator = dist::make_communicator(world, plan, config.comm_timeout); });
+  dist::Communicator& comm = *communicator;
+
   data::Dataset train_set;
   data::Dataset test_set;
-  dist::MpiCommunicator comm(world.comm(), config.comm_timeout);
   std::unique_ptr<io::RunOutputs> outputs;
   std::unique_ptr<train::FaultInjector> faults;  // MNIST_DDP_FAULT, a testing aid
   dist::run_agreed(world, [&] {
@@ -81,14 +91,20 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
     outputs = std::make_unique<io::RunOutputs>(config, comm, log);
     faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
   });
+  // The whole data set goes to the training device once, as uint8; batches are gathered there.
+  train_set = train_set.to(plan.device);
+  test_set = test_set.to(plan.device);
 
   io::print_banner(log, config);
-  const std::vector<dist::RankPlacement> layout = dist::gather_layout(world, "cpu", threads);
+  io::print_execution(log, plan, config);
+  const std::vector<dist::RankPlacement> layout =
+      dist::gather_layout(world, plan.device_text, threads);
   io::print_layout(log, layout, world.node_count());
 
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const std::shared_ptr<model::Classifier> model = model::make_model(config.model);
-  train::Trainer trainer(config, comm, *model, train_set, test_set);
+  model->to(plan.device);
+  train::Trainer trainer(config, plan, comm, *model, train_set, test_set);
   train::Checkpointer checkpointer(config, world, comm, log);
   const std::optional<io::CheckpointContents> saved = checkpointer.load();
   if (config.eval_only) {
@@ -129,7 +145,10 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
   }
   if (!config.export_model.empty()) {
     dist::run_agreed(world, [&] {
-      if (world.rank() == 0) io::export_model(*model, config.export_model);
+      if (world.rank() == 0) {
+        model->to(at::kCPU);  // so that the file loads on machines without a GPU
+        io::export_model(*model, config.export_model);
+      }
     });
     log.line("# model exported to %s", config.export_model.c_str());
   }

@@ -95,7 +95,19 @@ po::options_description training_options(TrainConfig& config) {
   po::options_description execution("Execution", kHelpWidth, kHelpDescriptionWidth);
   execution.add_options()(
       "threads", po::value(&config.threads)->default_value(defaults.threads),
-      "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)");
+      "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)")(
+      "device", po::value(&config.device)->default_value(defaults.device),
+      "auto (cuda when LibTorch has CUDA and sees a GPU, else cpu), cpu or cuda; on cuda each "
+      "rank uses GPU local rank % visible GPUs")(
+      "backend", po::value(&config.backend)->default_value(defaults.backend),
+      "gradient transport: auto (nccl on cuda when built in, else mpi), nccl or mpi (on cuda "
+      "through host memory)")(
+      "mode", po::value(&config.mode)->default_value(defaults.mode),
+      "ddp (one process per device, start with mpirun) or dp (one process drives every visible "
+      "GPU, like torch.nn.DataParallel; needs CUDA)")(
+      "precision", po::value(&config.precision)->default_value(defaults.precision),
+      "fp32 or bf16 (forward under autocast in bfloat16; weights, gradients and optimizer in "
+      "fp32)");
 
   po::options_description checkpoints("Checkpoints", kHelpWidth, kHelpDescriptionWidth);
   checkpoints.add_options()(
@@ -300,6 +312,21 @@ void validate(const TrainConfig& c) {
   require(
       c.progress == "auto" || c.progress == "live" || c.progress == "lines" || c.progress == "off",
       "progress", "one of auto, live, lines, off", c.progress);
+  require(c.device == "auto" || c.device == "cpu" || c.device == "cuda", "device",
+          "one of auto, cpu, cuda", c.device);
+  require(c.backend == "auto" || c.backend == "nccl" || c.backend == "mpi", "backend",
+          "one of auto, nccl, mpi", c.backend);
+  require(c.mode == "ddp" || c.mode == "dp", "mode", "one of ddp, dp", c.mode);
+  require(c.precision == "fp32" || c.precision == "bf16", "precision", "one of fp32, bf16",
+          c.precision);
+  require(c.device != "cpu" || c.backend != "nccl", "backend",
+          "mpi or auto with --device cpu (NCCL works on GPU memory only)", c.backend);
+  require(c.device != "cpu" || c.mode != "dp", "mode",
+          "ddp with --device cpu (dp drives several GPUs from one process)", c.mode);
+  require(c.mode != "dp" || c.backend != "nccl", "backend",
+          "auto or mpi with --mode dp (one process: its replicas reduce gradients by device "
+          "copies, there is no communicator)",
+          c.backend);
   require(c.grad_accum >= 1, "grad-accum", "at least 1", c.grad_accum);
   require(c.grad_dtype == "fp32" || c.grad_dtype == "bf16" || c.grad_dtype == "fp16", "grad-dtype",
           "one of fp32, bf16, fp16", c.grad_dtype);

@@ -38,6 +38,10 @@ struct TrainConfig {
 
   // Execution
   int threads = 0;  // intra-op threads per rank; 0 means cores on the node / ranks on the node
+  std::string device = "auto";     // auto (cuda when LibTorch sees a GPU, else cpu) | cpu | cuda
+  std::string backend = "auto";    // auto (nccl on cuda when built in, else mpi) | nccl | mpi
+  std::string mode = "ddp";        // ddp (one process per device) | dp (one process, all GPUs)
+  std::string precision = "fp32";  // fp32 | bf16 (autocast forward; fp32 master weights)
 
   // Checkpoints
   std::string checkpoint_dir;         // where rank 0 writes checkpoints; empty means none

@@ -16,6 +16,8 @@ struct Dataset {
   at::Tensor images;  // (N, 28, 28) uint8
   at::Tensor labels;  // (N) int64, each in [0, 9]
   std::int64_t size() const { return labels.size(0); }
+  /// The same data on `device` (uploaded once; batches are then gathered there).
+  Dataset to(const at::Device& device) const { return {images.to(device), labels.to(device)}; }
 };
 
 constexpr std::int64_t kImageSide = 28;

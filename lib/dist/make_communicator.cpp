@@ -5,6 +5,8 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "dist/mpi_communicator.hpp"
+#include "dist/staging_communicator.hpp"
 
 #if MNIST_DDP_HAVE_NCCL
 #include <array>
@@ -76,6 +78,17 @@ std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double 
       "this build has no NCCL backend (configured with MNIST_DDP_NCCL=OFF or without the CUDA "
       "toolkit)");
 #endif
+}
+
+std::unique_ptr<Communicator> make_communicator(const World& world, const DevicePlan& plan,
+                                                double timeout_seconds) {
+  if (plan.backend == "nccl") {
+    return std::make_unique<StagingCommunicator>(make_nccl_communicator(world, timeout_seconds),
+                                                 plan.device);
+  }
+  auto mpi = std::make_unique<MpiCommunicator>(world.comm(), timeout_seconds);
+  if (!plan.on_cuda()) return mpi;
+  return std::make_unique<StagingCommunicator>(std::move(mpi), c10::Device(c10::kCPU));
 }
 
 }  // namespace mnist_ddp::dist

@@ -11,9 +11,11 @@
 namespace mnist_ddp::dist {
 
 World::World(int* argc, char*** argv) {
-  // Only the main thread calls MPI; LibTorch's worker threads never do.
+  // One thread at a time calls MPI, but not always the main one: on CUDA the gradient hooks that
+  // start bucket allreduces run on LibTorch's autograd device thread while the main thread waits
+  // in backward().
   int provided = 0;
-  MDDP_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+  MDDP_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
   // Errors come back as return codes, so they become exceptions with a message instead of
   // Open MPI's default of killing the job without saying where.
   MDDP_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));

@@ -20,13 +20,26 @@ void print_banner(const Log& log, const config::TrainConfig& c) {
   }
 }
 
+void print_execution(const Log& log, const dist::DevicePlan& plan, const config::TrainConfig& c) {
+  std::string transport = plan.backend;
+  if (!plan.replicas.empty()) {
+    transport = "none: " + std::to_string(plan.replicas.size()) +
+                " replica(s), gradients summed on " + plan.device.str() + " by device copies";
+  } else if (plan.on_cuda() && plan.backend == "mpi") {
+    transport += " (CUDA tensors staged through host memory)";
+  }
+  log.line("# execution: --mode %s on %s, precision %s, gradient transport %s", c.mode.c_str(),
+           plan.on_cuda() ? "cuda" : "cpu", c.precision.c_str(), transport.c_str());
+}
+
 void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout, int node_count) {
   log.line("# layout: %zu rank%s on %d node%s", layout.size(), layout.size() == 1 ? "" : "s",
            node_count, node_count == 1 ? "" : "s");
-  log.line("# %6s  %-24s %10s  %-8s %7s", "rank", "host", "local_rank", "device", "threads");
+  // The device last: a GPU's name and PCI bus id make it the widest column.
+  log.line("# %6s  %-24s %10s %7s  %s", "rank", "host", "local_rank", "threads", "device");
   for (const dist::RankPlacement& p : layout) {
-    log.line("# %6d  %-24s %10d  %-8s %7d", p.rank, p.host.c_str(), p.local_rank, p.device.c_str(),
-             p.threads);
+    log.line("# %6d  %-24s %10d %7d  %s", p.rank, p.host.c_str(), p.local_rank, p.threads,
+             p.device.c_str());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/train_config.hpp"
+#include "dist/device_plan.hpp"
 #include "dist/layout.hpp"
 #include "io/accuracy_milestones.hpp"
 #include "io/log.hpp"
@@ -15,6 +16,10 @@ namespace mnist_ddp::io {
 
 /// Versions, then every setting of `config`, one per line.
 void print_banner(const Log& log, const config::TrainConfig& config);
+
+/// Mode, device type, precision and how gradients travel.
+void print_execution(const Log& log, const dist::DevicePlan& plan,
+                     const config::TrainConfig& config);
 
 /// One line per rank, in rank order, with the number of nodes.
 void print_layout(const Log& log, const std::vector<dist::RankPlacement>& layout, int node_count);

@@ -4,29 +4,37 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
+#include "train/autocast_scope.hpp"
+
 namespace mnist_ddp::train {
 
 EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
-                    const data::BatchMaker& batches, dist::Communicator& comm, int batch_size) {
+                    const data::BatchMaker& batches, dist::Communicator& comm, int batch_size,
+                    bool bf16) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
 
-  const at::Tensor shard = at::arange(comm.rank(), dataset.size(), comm.size(), at::kLong);
+  const at::Device device = dataset.images.device();
+  const at::Tensor shard = at::arange(comm.rank(), dataset.size(), comm.size(),
+                                      at::TensorOptions(at::kLong).device(device));
   // Losses in double, so the total does not depend on how the set is split into batches and
-  // ranks beyond the last bits of a double.
-  at::Tensor loss_sum = at::zeros({}, at::kDouble);
-  at::Tensor correct = at::zeros({}, at::kLong);
+  // ranks beyond the last bits of a double. Sums stay on the device until the end.
+  at::Tensor loss_sum = at::zeros({}, at::TensorOptions(at::kDouble).device(device));
+  at::Tensor correct = at::zeros({}, at::TensorOptions(at::kLong).device(device));
   for (std::int64_t start = 0; start < shard.size(0); start += batch_size) {
     const data::Batch batch = batches.make(
         shard.narrow(0, start, std::min<std::int64_t>(batch_size, shard.size(0) - start)));
-    const at::Tensor logits = model.forward(batch.inputs);
+    const at::Tensor logits = [&] {
+      const AutocastScope autocast(device.type(), bf16);
+      return model.forward(batch.inputs);
+    }();
     loss_sum +=
         at::cross_entropy_loss(logits.to(at::kDouble), batch.targets, {}, at::Reduction::Sum);
     correct += logits.argmax(1).eq(batch.targets).sum();
   }
   at::Tensor totals =
-      at::stack({loss_sum, correct.to(at::kDouble),
+      at::stack({loss_sum.cpu(), correct.cpu().to(at::kDouble),
                  at::scalar_tensor(static_cast<double>(shard.size(0)), at::kDouble)});
   comm.all_reduce(totals, dist::ReduceOp::kSum);
   if (was_training) model.train();

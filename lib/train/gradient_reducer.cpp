@@ -112,9 +112,8 @@ void GradientReducer::launch(Bucket& bucket) {
   }
 }
 
-bool GradientReducer::finish() {
-  if (comm_.size() == 1) return stop_flag_.item<float>() > 0;
-  if (!communicate_) return false;
+void GradientReducer::finish() {
+  if (!communicate_) return;
   // Buckets holding a parameter that got no gradient in this backward never counted down.
   for (Bucket& bucket : buckets_) {
     if (bucket.pending > 0) launch(bucket);
@@ -123,6 +122,9 @@ bool GradientReducer::finish() {
     progress(bucket, /*block=*/true);
     if (wire_dtype_ != at::kFloat) bucket.flat.copy_(bucket.wire).div_(comm_.size());
   }
+}
+
+bool GradientReducer::any_rank_stopping() const {
   return stop_flag_.item<float>() > 0;  // the average of 0/1 flags is > 0 if any was 1
 }
 

@@ -44,8 +44,12 @@ class GradientReducer {
   void prepare_backward(bool communicate, bool stop_requested);
 
   /// After the last backward of a step: waits for every bucket and leaves the averaged
-  /// gradients in place. Returns whether any rank asked to stop.
-  bool finish();
+  /// gradients in place.
+  void finish();
+
+  /// After finish(): whether any rank asked to stop in this step. Reads a value from the training
+  /// device, so on a GPU it waits for the step's work to finish.
+  bool any_rank_stopping() const;
 
   size_t bucket_count() const { return buckets_.size(); }
 

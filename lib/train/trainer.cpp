@@ -5,8 +5,10 @@
 #include <limits>
 
 #include <ATen/ATen.h>
+#include <torch/autograd.h>
 #include <torch/utils.h>
 
+#include "train/autocast_scope.hpp"
 #include "train/make_optimizer.hpp"
 #include "train/parameter_broadcast.hpp"
 
@@ -14,6 +16,10 @@ namespace mnist_ddp::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// On a GPU, reading the stop flag makes the host wait for the step's kernels, so it is read only
+// every this many steps (a few milliseconds of MNIST work); on the CPU, after every step.
+constexpr std::int64_t kCudaStopCheckSteps = 100;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -75,10 +81,11 @@ PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& other) {
   return *this;
 }
 
-Trainer::Trainer(const config::TrainConfig& config, dist::Communicator& comm,
-                 model::Classifier& model, const data::Dataset& train_set,
+Trainer::Trainer(const config::TrainConfig& config, const dist::DevicePlan& plan,
+                 dist::Communicator& comm, model::Classifier& model, const data::Dataset& train_set,
                  const data::Dataset& test_set)
     : config_(config),
+      device_(plan.device),
       comm_(comm),
       model_(model),
       train_set_(train_set),
@@ -89,8 +96,11 @@ Trainer::Trainer(const config::TrainConfig& config, dist::Communicator& comm,
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
       reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype)),
-      epoch_loss_sum_(at::zeros({}, at::kDouble)),
-      window_loss_sum_(at::zeros({}, at::kDouble)) {
+      epoch_loss_sum_(at::zeros({}, at::TensorOptions(at::kDouble).device(device_))),
+      window_loss_sum_(at::zeros({}, at::TensorOptions(at::kDouble).device(device_))) {
+  if (config.mode == "dp") {
+    replicas_ = std::make_unique<ModelReplicas>(model_, config.model, plan.replicas);
+  }
   broadcast_parameters(comm_, model_);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
 }
@@ -106,8 +116,9 @@ bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
 }
 
 void Trainer::gather_epoch_sums() {
-  at::Tensor sums = at::stack({epoch_loss_sum_, at::scalar_tensor(epoch_loss_count_, at::kDouble),
-                               at::scalar_tensor(epoch_images_, at::kDouble)});
+  at::Tensor sums =
+      at::stack({epoch_loss_sum_.cpu(), at::scalar_tensor(epoch_loss_count_, at::kDouble),
+                 at::scalar_tensor(epoch_images_, at::kDouble)});
   comm_.all_reduce(sums, dist::ReduceOp::kSum);
   progress_.loss_sum += sums[0].item<double>();
   progress_.loss_count += static_cast<std::int64_t>(sums[1].item<double>());
@@ -120,7 +131,7 @@ void Trainer::gather_epoch_sums() {
 LogWindow Trainer::reduce_window() {
   const PhaseTimes& p = window_phases_;
   at::Tensor sums = at::stack(
-      {window_loss_sum_, at::scalar_tensor(window_losses_, at::kDouble),
+      {window_loss_sum_.cpu(), at::scalar_tensor(window_losses_, at::kDouble),
        at::scalar_tensor(window_images_, at::kDouble), at::scalar_tensor(p.data, at::kDouble),
        at::scalar_tensor(p.forward, at::kDouble), at::scalar_tensor(p.backward, at::kDouble),
        at::scalar_tensor(p.comm_wait, at::kDouble), at::scalar_tensor(p.optimizer, at::kDouble)});
@@ -140,13 +151,26 @@ LogWindow Trainer::reduce_window() {
   return window;
 }
 
+std::vector<at::Tensor> Trainer::micro_batch_losses(const data::Batch& batch) {
+  const AutocastScope autocast(device_.type(), config_.precision == "bf16");
+  if (replicas_) return replicas_->weighted_losses(batch);
+  // Logits in float32 for the loss, whatever precision the forward ran in.
+  return {at::cross_entropy_loss(model_.forward(batch.inputs).to(at::kFloat), batch.targets)};
+}
+
+bool Trainer::stop_agreed_after_step() {
+  if (device_.is_cuda() && progress_.step % kCudaStopCheckSteps != 0) return false;
+  return reducer_.any_rank_stopping();
+}
+
 EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& hooks,
                                  bool& stopped) {
   const Clock::time_point start = Clock::now();
   const std::int64_t images_before = progress_.images;
   model_.train();
   sampler_.set_epoch(progress_.epoch);
-  const at::Tensor shard = sampler_.indices_from(progress_.position);
+  // On the training device, so that batches are gathered there (Dataset lives there too).
+  const at::Tensor shard = sampler_.indices_from(progress_.position).to(device_);
   std::int64_t first = 0;
   PhaseTimes phases;
   if (hooks.on_first_step && first_step_pending_) hooks.on_first_step();
@@ -167,15 +191,20 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
       if (hooks.on_batch) hooks.on_batch(indices);
       const data::Batch batch = train_batches_.make(indices);
       clock.lap(&PhaseTimes::data, "data");
-      const at::Tensor loss = at::cross_entropy_loss(model_.forward(batch.inputs), batch.targets);
+      std::vector<at::Tensor> losses = micro_batch_losses(batch);
       clock.lap(&PhaseTimes::forward, "forward");
       // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
       // preemption signal costs no extra message per step.
       reducer_.prepare_backward(/*communicate=*/micro + 1 == micro_batches,
                                 /*stop_requested=*/hooks.stop_requested());
-      (micro_batches > 1 ? loss / static_cast<double>(micro_batches) : loss).backward();
+      at::Tensor detached = at::zeros({}, at::TensorOptions(at::kFloat).device(device_));
+      for (at::Tensor& loss : losses) {
+        detached += loss.detach().to(device_);
+        if (micro_batches > 1) loss = loss / static_cast<double>(micro_batches);
+      }
+      // One call for every replica's loss: the GPUs run their backward passes concurrently.
+      torch::autograd::backward(losses);
       clock.lap(&PhaseTimes::backward, "backward");
-      const at::Tensor detached = loss.detach();
       epoch_loss_sum_ += detached;
       window_loss_sum_ += detached;
       ++epoch_loss_count_;
@@ -184,11 +213,14 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
       progress_.position += size * comm_.size();
       first += size;
     }
-    const bool stop = reducer_.finish();
+    if (replicas_) replicas_->gather_gradients();
+    reducer_.finish();
     clock.lap(&PhaseTimes::comm_wait, "comm_wait");
     optimizer_->step();
+    if (replicas_) replicas_->broadcast_parameters();
     clock.lap(&PhaseTimes::optimizer, "optimizer");
     ++progress_.step;
+    const bool stop = stop_agreed_after_step();
     ++window_steps_;
     epoch_images_ += step_images;
     window_images_ += step_images;
@@ -256,7 +288,8 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
       break;
     }
     const Clock::time_point evaluation_start = Clock::now();
-    report.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size);
+    report.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size,
+                           config_.precision == "bf16");
     if (hooks.on_span)
       hooks.on_span(Span{"evaluate", evaluation_start, Clock::now(), progress_.step});
     evaluated = true;
@@ -271,7 +304,8 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     checkpoint_at(hooks, CheckpointPoint::kEpochEnd);
   }
   if (!evaluated && !summary.preempted) {  // resumed from the end: still report the result
-    summary.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size);
+    summary.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size,
+                            config_.precision == "bf16");
     summary.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
   }
   summary.steps = progress_.step;
@@ -296,6 +330,7 @@ void Trainer::restore(const io::CheckpointContents& contents) {
   const RestoredRun run =
       restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);
   progress_ = run.progress;  // identical on every rank, partial epoch sums included
+  if (replicas_) replicas_->broadcast_parameters();
   if (run.world_size == comm_.size()) {
     cpu_generator().set_state(run.rng_states[comm_.rank()]);
   } else {  // another world: fresh dropout streams, still reproducible

@@ -15,10 +15,12 @@
 #include "data/batch_maker.hpp"
 #include "data/distributed_sampler.hpp"
 #include "dist/communicator.hpp"
+#include "dist/device_plan.hpp"
 #include "io/checkpoint_file.hpp"
 #include "model/classifier.hpp"
 #include "train/evaluator.hpp"
 #include "train/gradient_reducer.hpp"
+#include "train/model_replicas.hpp"
 #include "train/training_checkpoint.hpp"
 
 namespace mnist_ddp::train {
@@ -112,11 +114,13 @@ struct TrainerHooks {
 };
 
 /// Trains `model` on this rank's shard of `train_set`. Every rank must construct it with the
-/// same configuration and data; parameters are broadcast from rank 0 at construction.
+/// same configuration and data; parameters are broadcast from rank 0 at construction. Model and
+/// data sets must already be on `plan.device`; under --mode dp the trainer adds a replica on each
+/// other device of `plan.replicas` (Note [DataParallel replicas]).
 class Trainer {
  public:
-  Trainer(const config::TrainConfig& config, dist::Communicator& comm, model::Classifier& model,
-          const data::Dataset& train_set, const data::Dataset& test_set);
+  Trainer(const config::TrainConfig& config, const dist::DevicePlan& plan, dist::Communicator& comm,
+          model::Classifier& model, const data::Dataset& train_set, const data::Dataset& test_set);
 
   /// Trains until --epochs, --max-steps or an agreed stop.
   TrainSummary run(const TrainerHooks& hooks);
@@ -146,8 +150,14 @@ class Trainer {
   void checkpoint_at(const TrainerHooks& hooks, CheckpointPoint point);
   /// Collective: the log window ending at this step, reduced over all ranks.
   LogWindow reduce_window();
+  /// This rank's losses of one micro-batch (several under --mode dp), under --precision.
+  std::vector<at::Tensor> micro_batch_losses(const data::Batch& batch);
+  /// Collective: whether the ranks agreed to stop after the step just taken (Note [Stop
+  /// agreement]); on a GPU only every kCudaStopCheckSteps steps.
+  bool stop_agreed_after_step();
 
   const config::TrainConfig& config_;
+  c10::Device device_;
   dist::Communicator& comm_;
   model::Classifier& model_;
   const data::Dataset& train_set_;
@@ -157,9 +167,11 @@ class Trainer {
   data::DistributedSampler sampler_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   GradientReducer reducer_;
+  std::unique_ptr<ModelReplicas> replicas_;  // --mode dp only
   TrainProgress progress_;
   // This rank's loss sum, rank-steps and images of the epoch since they were last gathered
-  // into progress_; kept as a tensor so the loop never waits for a value.
+  // into progress_; the loss sum is a tensor on the training device, so the loop never waits
+  // for a value.
   at::Tensor epoch_loss_sum_;
   std::int64_t epoch_loss_count_ = 0;
   std::int64_t epoch_images_ = 0;

@@ -25,6 +25,19 @@ check_usage_error "Adam has no momentum option" --optimizer adam --momentum 0.9
 check_usage_error "--progress must be one of auto, live, lines, off (got fancy)" --progress fancy
 check_usage_error "--log-every must be at least 0 (got -1)" --log-every -1
 check_usage_error "--comm-timeout must be greater than 0 (got 0)" --comm-timeout 0
+check_usage_error "--device must be one of auto, cpu, cuda (got gpu)" --device gpu
+check_usage_error "--backend must be one of auto, nccl, mpi (got gloo)" --backend gloo
+check_usage_error "--mode must be one of ddp, dp (got fsdp)" --mode fsdp
+check_usage_error "--precision must be one of fp32, bf16 (got fp16)" --precision fp16
+check_usage_error "--backend must be mpi or auto with --device cpu" --device cpu --backend nccl
+check_usage_error "--mode must be ddp with --device cpu" --device cpu --mode dp
+# Where this process cannot use CUDA (no CUDA LibTorch or no GPU), asking for it is a usage error
+# that says why, on every rank, within seconds.
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  check_usage_error "--device cuda: " --device cuda
+  check_usage_error "--backend nccl needs a CUDA device: " --backend nccl
+  check_usage_error "--mode dp drives GPUs and needs CUDA: " --mode dp
+fi
 check_usage_error "unrecognised option '--bogus'" --bogus
 check_usage_error "the argument ('abc') for option '--batch-size' is invalid" --batch-size abc
 check_usage_error "cannot open --config file '$WORK/none.cfg'" --config "$WORK/none.cfg"

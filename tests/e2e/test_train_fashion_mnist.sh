@@ -51,6 +51,12 @@ assert records[0]["complete"] is False and records[0]["step"] == 100, records[0]
 print("ok: --max-steps 100 stops after 100 steps with an evaluation")
 PY
 
+# --precision bf16 (CPU autocast): the same epoch, still learning, and the banner says so.
+run_mpi 2 --data-dir "$FASHION_DIR" --epochs 1 --threads 1 --precision bf16 --min-accuracy 0.78
+expect_exit 0 "--precision bf16 reaches --min-accuracy 0.78"
+expect_once out "# execution: --mode ddp on cpu, precision bf16, gradient transport mpi" \
+  "the banner names device, precision and transport"
+
 # A threshold it cannot reach: exit 1 and says so.
 run_mpi 2 --data-dir "$FASHION_DIR" --epochs 1 --max-steps 10 --min-accuracy 0.99
 expect_exit 1 "--min-accuracy 0.99 not reached"

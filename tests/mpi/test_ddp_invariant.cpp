@@ -33,7 +33,7 @@ at::Tensor train_parameters(const config::TrainConfig& base, dist::Communicator&
   config.batch_size = batch;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, comm, *model, train_set, test_set);
+  Trainer trainer(config, dist::DevicePlan{}, comm, *model, train_set, test_set);
   const TrainSummary summary = trainer.run(TrainerHooks{});
   CHECK(summary.steps == kSteps);
   return flat_parameters(*model);
@@ -88,7 +88,7 @@ TEST_CASE("parameters are broadcast from rank 0 even when ranks initialise diffe
   config::TrainConfig config = invariant_config();
   torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, everyone, *model, train_set, train_set);
+  Trainer trainer(config, dist::DevicePlan{}, everyone, *model, train_set, train_set);
   at::Tensor mine = flat_parameters(*model);
   at::Tensor rank0 = mine.clone();
   everyone.broadcast(rank0, /*root=*/0);

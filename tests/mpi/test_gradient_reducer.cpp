@@ -36,7 +36,7 @@ std::pair<at::Tensor, TrainSummary> trained(const config::TrainConfig& config,
   dist::MpiCommunicator comm(testing::test_world().comm());
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, comm, *model, train_set, test_set);
+  Trainer trainer(config, dist::DevicePlan{}, comm, *model, train_set, test_set);
   const TrainSummary summary = trainer.run(hooks);
   std::vector<at::Tensor> flat;
   for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));

@@ -53,7 +53,7 @@ Run train_run(config::TrainConfig config, dist::Communicator& comm,
   config.max_steps = stop_after;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, comm, *model, train_set, test_set);
+  Trainer trainer(config, dist::DevicePlan{}, comm, *model, train_set, test_set);
   if (saved != nullptr) trainer.restore(*saved);
   TrainerHooks hooks;
   hooks.on_batch = on_batch;
