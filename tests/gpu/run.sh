@@ -100,8 +100,8 @@ hr "Machine"
   say "g++           $( (g++ --version 2>/dev/null || echo 'not found') | head -1)"
   say "cmake         $( (cmake --version 2>/dev/null || echo 'not found') | head -1)"
   say "ninja         $(ninja --version 2>/dev/null || echo 'not found')"
-  say "nvcc          $( (nvcc --version 2>/dev/null || /usr/local/cuda/bin/nvcc --version 2>/dev/null \
-                           || echo 'not found') | tail -1)"
+  say "nvcc          $( (nvcc --version 2>/dev/null || /usr/local/cuda/bin/nvcc --version \
+                           2>/dev/null || echo 'not found') | tail -1)"
   say "python        $(command -v "$PYTHON" || echo 'not found')"
   if command -v nvidia-smi >/dev/null 2>&1; then
     timeout 30 nvidia-smi -L 2>&1 | sed 's/^/#   /' || true
@@ -113,7 +113,8 @@ hr "Machine"
 } | tee "$LOG_DIR/machine.log"
 
 TORCH_FACTS=$LOG_DIR/torch.log
-timeout 120 env LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PYTHON" - >"$TORCH_FACTS" 2>&1 <<'EOF' || true
+timeout 120 env LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PYTHON" - >"$TORCH_FACTS" 2>&1 \
+  <<'EOF' || true
 import torch
 print("torch_version", torch.__version__)
 print("torch_file", torch.__file__)
@@ -159,7 +160,8 @@ if ((TORCH_HAS_CUDA)); then
   say "LibTorch has CUDA ($TORCH_PREFIX/lib/libtorch_cuda.so)"
 elif [[ $MODE == full ]]; then
   die 2 "the LibTorch at $TORCH_PREFIX is CPU-only (no lib/libtorch_cuda.so; torch.version.cuda" \
-        "= $(torch_fact cuda_version || true)). The GPU checks need a CUDA build: set TORCH_DIR to one."
+        "= $(torch_fact cuda_version || true)). The GPU checks need a CUDA build: set" \
+        "TORCH_DIR to one."
 else
   say "LibTorch is CPU-only: accepted by --$MODE-only; the NCCL backend is built if NCCL is found"
 fi
@@ -167,7 +169,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 hr "Dependencies"
 missing_tools=()
-command -v cmake >/dev/null 2>&1 || missing_tools+=("cmake (pip install cmake, or apt-get install cmake)")
+command -v cmake >/dev/null 2>&1 || missing_tools+=("cmake (pip install cmake)")
 GENERATOR=()
 if command -v ninja >/dev/null 2>&1; then
   GENERATOR=(-G Ninja)
@@ -177,8 +179,9 @@ fi
 CXX_BIN=${CXX:-g++}
 command -v "$CXX_BIN" >/dev/null 2>&1 || missing_tools+=("a C++17 compiler ($CXX_BIN)")
 CUDA_ROOT=""
-for dir in "${CUDA_HOME:-}" "${CUDA_PATH:-}" "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /x/x/x)")")" \
-           /usr/local/cuda; do
+nvcc_root=""
+if command -v nvcc >/dev/null 2>&1; then nvcc_root=$(dirname "$(dirname "$(command -v nvcc)")"); fi
+for dir in "${CUDA_HOME:-}" "${CUDA_PATH:-}" "$nvcc_root" /usr/local/cuda; do
   if [[ -n $dir && -x $dir/bin/nvcc && -f $dir/include/cuda_runtime_api.h ]]; then
     CUDA_ROOT=$dir
     break
@@ -280,7 +283,10 @@ debs_of_group() {
 
 # Base libraries (and those needing a newer glibc than some systems have) that are used from the
 # debs only where the system lacks them, so that no newer system copy is shadowed.
-SYSTEM_FIRST_PKGS=" libnuma1 libudev1 libuuid1 libatomic1 zlib1g libevent-core-2.1-7 libevent-pthreads-2.1-7 "
+declare -A SYSTEM_FIRST=()
+for pkg in libnuma1 libudev1 libuuid1 libatomic1 zlib1g libevent-core-2.1-7 libevent-pthreads-2.1-7; do
+  SYSTEM_FIRST[$pkg]=1
+done
 ARCH_LIB=usr/lib/x86_64-linux-gnu
 
 # Unpacks a group's debs into DEPS_ROOT (once: a stamp lists what was unpacked).
@@ -296,7 +302,7 @@ unpack_group() {
   for deb in "${debs[@]}"; do
     pkg=$(basename "$deb")
     pkg=${pkg%%_*}
-    if [[ $SYSTEM_FIRST_PKGS == *" $pkg "* ]]; then
+    if [[ -n ${SYSTEM_FIRST[$pkg]:-} ]]; then
       dpkg -x "$deb" "$DEPS_ROOT/system-first"
     else
       dpkg -x "$deb" "$DEPS_ROOT"
@@ -355,7 +361,9 @@ finish_deps_root() {
 # Points the environment and CMake at the unpacked groups.
 use_deps_root() {
   local usr=$DEPS_ROOT/usr lib=$DEPS_ROOT/$ARCH_LIB
-  export LD_LIBRARY_PATH="$lib:$lib/openmpi/lib:$lib/pmix2/lib${ORIG_LD_LIBRARY_PATH:+:$ORIG_LD_LIBRARY_PATH}"
+  # (libnl-3 is one of the packages that install into /lib.)
+  LD_LIBRARY_PATH="$lib:$lib/openmpi/lib:$lib/pmix2/lib:$DEPS_ROOT/lib/x86_64-linux-gnu"
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH${ORIG_LD_LIBRARY_PATH:+:$ORIG_LD_LIBRARY_PATH}"
   if [[ -n ${USED[mpi]:-} ]]; then
     export PATH="$usr/bin:$PATH"
     # Debian's Open MPI, relocated: its prefix, and the folders Debian puts outside it.
@@ -416,7 +424,8 @@ if ((${#missing[@]})); then
     done
     finish_deps_root
     use_deps_root
-    say "glibc $(ldd --version 2>/dev/null | head -1 | grep -o '[0-9.]*$'): the debs are Debian 12's (glibc 2.36)"
+    say "glibc $(ldd --version 2>/dev/null | head -1 | grep -o '[0-9.]*$');" \
+        "the debs are Debian 12's and need glibc 2.36"
     probe debs
     missing=()
     for group in "${DEP_GROUPS[@]}"; do
@@ -435,8 +444,9 @@ if ((${#missing[@]})); then
     if compgen -G "$DEBS_DIR/*.deb" >/dev/null; then
       echo "The .deb files in $DEBS_DIR did not provide them (probe log: $LOG_DIR/probe-debs.log)."
     else
-      echo "No .deb files in $DEBS_DIR (GPU_CHECK_DEBS). To bring them to a machine without network:"
-      echo "  on a Debian 12 (bookworm) machine with network:  scripts/pack_debian_deps.sh deps/debs"
+      echo "No .deb files in $DEBS_DIR (GPU_CHECK_DEBS). To bring them to a machine"
+      echo "without network: on a Debian 12 (bookworm) machine with network run"
+      echo "  scripts/pack_debian_deps.sh deps/debs"
       echo "  then copy deps/debs (about 22 MB) into this repository and run this script again;"
       echo "  it unpacks them with dpkg -x into deps/root."
     fi
@@ -467,11 +477,13 @@ say "mpirun -np 2 uname -n: $(sort "$LOG_DIR/mpirun-hostname.log" | uniq -c | xa
 
 # ---------------------------------------------------------------------------------------------
 hr "Data"
-for name in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+for name in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte \
+            t10k-labels-idx1-ubyte; do
   if [[ ! -f $DATA_DIR/$name && ! -f $DATA_DIR/$name.gz ]]; then
     die 2 "$DATA_DIR/$name(.gz) is missing. Put the four Fashion-MNIST IDX files there" \
-          "(Debian: apt-get install dataset-fashion-mnist, then copy /usr/share/datasets/fashion-mnist/*.gz;" \
-          "or from https://github.com/zalandoresearch/fashion-mnist) or set MNIST_DDP_DATA to their folder."
+          "(Debian: apt-get install dataset-fashion-mnist, then copy" \
+          "/usr/share/datasets/fashion-mnist/*.gz; or from" \
+          "https://github.com/zalandoresearch/fashion-mnist) or set MNIST_DDP_DATA to their folder."
   fi
 done
 DATA_DIR=$(cd "$DATA_DIR" && pwd)
@@ -505,7 +517,7 @@ if ! timeout 300 cmake "${configure_args[@]}" >>"$LOG_DIR/configure.log" 2>&1; t
   tail -40 "$LOG_DIR/configure.log" >&2
   die 1 "configure failed (log: $LOG_DIR/configure.log)"
 fi
-grep -E '^-- (LibTorch|NCCL backend|Found MPI_CXX|Found Boost|Found Protobuf|Found ZLIB|Found CUDAToolkit)' \
+grep -E '^-- (LibTorch|NCCL backend|Found (MPI_CXX|Boost|Protobuf|ZLIB|CUDAToolkit))' \
   "$LOG_DIR/configure.log" | sed 's/^-- /# /' || true
 say "configured in $((SECONDS - step_start)) s"
 [[ $MODE == configure ]] && { say "--configure-only: done"; exit 0; }
@@ -513,14 +525,16 @@ say "configured in $((SECONDS - step_start)) s"
 step_start=$SECONDS
 if ! timeout "$BUILD_TIMEOUT" cmake --build "$BUILD_DIR" --target mnist_ddp mpi_tests \
   --parallel "$(nproc)" >"$LOG_DIR/build.log" 2>&1; then
-  grep -E -B2 -A12 'error|Error' "$LOG_DIR/build.log" | head -80 >&2 || tail -60 "$LOG_DIR/build.log" >&2
+  grep -E -B2 -A12 'error|Error' "$LOG_DIR/build.log" | head -80 >&2 \
+    || tail -60 "$LOG_DIR/build.log" >&2
   die 1 "build failed or passed ${BUILD_TIMEOUT} s (log: $LOG_DIR/build.log)"
 fi
 say "built mnist_ddp and mpi_tests in $((SECONDS - step_start)) s"
 BIN=$BUILD_DIR/mnist_ddp
 TESTS_BIN=$BUILD_DIR/tests/mpi_tests
 {
-  ldd "$BIN" | grep -E 'libmpi|libnccl|libcudart|libtorch_cuda|libc10_cuda|libboost_program|libprotobuf' || true
+  ldd "$BIN" | grep -E 'libmpi|libnccl|libcudart|libtorch_cuda|libc10_cuda|libboost_pro|libprotobuf' \
+    || true
 } | tee "$LOG_DIR/ldd.log" | sed 's/^/#   /'
 timeout 60 "$MPIRUN" -np 1 "$BIN" --version >"$LOG_DIR/version.log" 2>&1 || true
 sed 's/^/#   /' "$LOG_DIR/version.log"
@@ -683,13 +697,15 @@ fi
 hr "Summary"
 {
   echo "GPU checks of mnist_ddp on $(uname -n): $NGPU x $(torch_fact device | cut -d' ' -f2-)," \
-       "torch $(torch_fact torch_version), CUDA $(torch_fact cuda_version), NCCL $(torch_fact nccl_version | cut -d' ' -f1)," \
-       "Fashion-MNIST, 1 epoch, global batch 64 (cnn: SGD momentum 0.9); $((SECONDS - SCRIPT_START)) s in all"
+       "torch $(torch_fact torch_version), CUDA $(torch_fact cuda_version)," \
+       "NCCL $(torch_fact nccl_version | cut -d' ' -f1); Fashion-MNIST, 1 epoch, global batch 64" \
+       "(cnn: SGD momentum 0.9); $((SECONDS - SCRIPT_START)) s in all"
   echo
   echo "| run | ranks/GPUs | images/s | test accuracy | wall s | result |"
   echo "|---|---|---|---|---|---|"
   for i in "${!R_NAME[@]}"; do
-    echo "| ${R_NAME[$i]} | ${R_RANKS[$i]} | ${R_IPS[$i]} | ${R_ACC[$i]} | ${R_WALL[$i]} | ${R_RESULT[$i]} |"
+    printf '| %s | %s | %s | %s | %s | %s |\n' "${R_NAME[$i]}" "${R_RANKS[$i]}" "${R_IPS[$i]}" \
+      "${R_ACC[$i]}" "${R_WALL[$i]}" "${R_RESULT[$i]}"
   done
 } | tee "$LOG_DIR/summary.md"
 if ((FAILED)); then
