@@ -134,6 +134,11 @@ except Exception as e:
 EOF
 sed 's/^/# torch: /' "$TORCH_FACTS"
 torch_fact() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$TORCH_FACTS"; }
+fact() {
+  local value
+  value=$(torch_fact "$1")
+  echo "${value:-?}"
+}
 
 # ---------------------------------------------------------------------------------------------
 hr "LibTorch"
@@ -509,6 +514,14 @@ if [[ -n $CUDA_ROOT ]]; then
   configure_args+=(-DCUDAToolkit_ROOT="$CUDA_ROOT" -DCMAKE_CUDA_COMPILER="$CUDA_ROOT/bin/nvcc")
   export CUDA_HOME=${CUDA_HOME:-$CUDA_ROOT}
 fi
+# Cached find results would outlive a change of dependencies (debs or system): start afresh then.
+configure_stamp=$BUILD_DIR/.gpu-check-configure-args
+if [[ -f $BUILD_DIR/CMakeCache.txt && -f $configure_stamp ]] \
+   && [[ $(cat "$configure_stamp") != "${configure_args[*]}" ]]; then
+  say "the configure arguments changed: removing $BUILD_DIR's CMake cache"
+  rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
+fi
+printf '%s' "${configure_args[*]}" >"$configure_stamp"
 printf 'cmake' >"$LOG_DIR/configure.log"
 printf ' %q' "${configure_args[@]}" >>"$LOG_DIR/configure.log"
 echo >>"$LOG_DIR/configure.log"
@@ -568,12 +581,13 @@ declare -a R_NAME=() R_RANKS=() R_IPS=() R_ACC=() R_WALL=() R_RESULT=()
 declare -A ACC_OF=()
 FAILED=0
 
-# check NAME RANKS/GPUS FLOOR EXPECTED_RC -- COMMAND...: runs COMMAND under a timeout with its
-# log in LOG_DIR/NAME.log; passes when it exits EXPECTED_RC and, given a FLOOR, when the metrics
-# summary (LOG_DIR/NAME.jsonl) has test_accuracy >= FLOOR.
+# check NAME RANKS/GPUS FLOOR EXPECTED_RC LOG_CHECK -- COMMAND...: runs COMMAND under a timeout
+# with its log in LOG_DIR/NAME.log; passes when it exits EXPECTED_RC, given a FLOOR (else -) when
+# the metrics summary (LOG_DIR/NAME.jsonl) has test_accuracy >= FLOOR, and given a LOG_CHECK
+# function (else -) when LOG_CHECK LOG passes (it prints why not).
 check() {
-  local name=$1 ranks=$2 floor=$3 expected=$4
-  shift 5
+  local name=$1 ranks=$2 floor=$3 expected=$4 log_check=$5
+  shift 6
   local log=$LOG_DIR/$name.log metrics=$LOG_DIR/$name.jsonl
   local left=$((RUN_BUDGET - (SECONDS - RUNS_START)))
   local limit=$((left < RUN_TIMEOUT ? left : RUN_TIMEOUT))
@@ -614,6 +628,10 @@ EOF
     fi
     read -r ips acc wall _ <<<"$line"
   fi
+  if [[ -z $result && $log_check != - ]]; then
+    local why
+    why=$("$log_check" "$log") || result="FAIL: $why"
+  fi
   [[ -n $result ]] || result=PASS
   if [[ $result != PASS ]]; then
     FAILED=1
@@ -629,55 +647,55 @@ EOF
   R_RESULT+=("$result")
 }
 
-# Marks the last check failed, with the reason.
-fail_last() {
-  R_RESULT[-1]="FAIL: $1"
-  FAILED=1
-  printf '# %-26s %-8s %s\n' "${R_NAME[-1]}" "${R_RANKS[-1]}" "${R_RESULT[-1]}"
-}
-
-# Extra test-log checks of the NCCL test cases: they ran on GPUs, not skipped.
+# Log checks of the NCCL test cases: on N ranks they ran on GPUs, not skipped; on more ranks than
+# GPUs, make_nccl_communicator refused.
 nccl_cases_ran() {
-  local log=$LOG_DIR/$1.log
-  grep -q 'test cases: *[1-9][0-9]* | *[1-9][0-9]* passed | *0 failed' "$log" || return 1
-  ! grep -q -e 'no CUDA device here; skipped' -e 'collectives skipped' "$log"
+  if ! grep -q 'test cases: *[1-9][0-9]* | *[1-9][0-9]* passed | *0 failed' "$1"; then
+    echo "no doctest summary with passed NCCL test cases and 0 failed"
+    return 1
+  fi
+  if grep -q -e 'no CUDA device here; skipped' -e 'collectives skipped' "$1"; then
+    echo "the NCCL collectives were skipped: $(grep -m1 -o -e 'no CUDA device here' \
+      -e 'fewer GPUs than ranks' -e 'this LibTorch has no CUDA' "$1")"
+    return 1
+  fi
+}
+more_ranks_refused() {
+  grep -q 'fewer GPUs than ranks' "$1" && return 0
+  echo "more ranks than GPUs were not refused"
+  return 1
+}
+# Exit 2 is also what an unknown option gives: the refusal must be about the mode.
+refused_for_mode() {
+  if grep -q -i -e 'unrecognised option' -e 'unknown option' -e 'invalid option' "$1"; then
+    echo "exit 2 came from an option error, not from refusing --mode dp"
+    return 1
+  fi
 }
 
 MPI=("$MPIRUN" --bind-to none)
-check nccl_tests "$NGPU/$NGPU" - 0 -- "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" '--test-case=*nccl*'
-if [[ ${R_RESULT[-1]} == PASS ]] && ! nccl_cases_ran nccl_tests; then
-  fail_last "NCCL test cases skipped, failed or not counted (see nccl_tests.log)"
-fi
+check nccl_tests "$NGPU/$NGPU" - 0 nccl_cases_ran -- \
+  "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" '--test-case=*nccl*'
 ranks=$((NGPU + 1))
-check nccl_tests_more_ranks "$ranks/$NGPU" - 0 -- \
+check nccl_tests_more_ranks "$ranks/$NGPU" - 0 more_ranks_refused -- \
   "${MPI[@]}" -np "$ranks" --oversubscribe "$TESTS_BIN" '--test-case=*nccl*'
-if [[ ${R_RESULT[-1]} == PASS ]] \
-   && ! grep -q 'fewer GPUs than ranks' "$LOG_DIR/nccl_tests_more_ranks.log"; then
-  fail_last "more ranks than GPUs were not refused (see nccl_tests_more_ranks.log)"
-fi
 
 ddp=(--device cuda --batch-size "$PER_RANK_BATCH" "${COMMON[@]}")
-check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn.jsonl"
-check ddp_nccl_linear "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+check ddp_nccl_linear "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model linear "${ddp[@]}" --metrics-file "$LOG_DIR/ddp_nccl_linear.jsonl"
-check ddp_nccl_cnn_bf16 "$NGPU/$NGPU" "$FLOOR_CNN_BF16" 0 -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+check ddp_nccl_cnn_bf16 "$NGPU/$NGPU" "$FLOOR_CNN_BF16" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model cnn --momentum 0.9 --precision bf16 "${ddp[@]}" \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn_bf16.jsonl"
-check ddp_mpi_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+check ddp_mpi_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend mpi --model cnn --momentum 0.9 "${ddp[@]}" \
   --metrics-file "$LOG_DIR/ddp_mpi_cnn.jsonl"
-check dp_cnn "1/$NGPU" "$FLOOR_CNN" 0 -- "${MPI[@]}" -np 1 "$BIN" --mode dp --model cnn \
+check dp_cnn "1/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np 1 "$BIN" --mode dp --model cnn \
   --momentum 0.9 --device cuda --batch-size 64 "${COMMON[@]}" --metrics-file "$LOG_DIR/dp_cnn.jsonl"
-check dp_under_2_ranks_refused "2/$NGPU" - 2 -- "${MPI[@]}" -np 2 --oversubscribe "$BIN" \
-  --mode dp --model linear --device cuda "${COMMON[@]}"
-# Exit 2 is also what an unknown option gives: the refusal must be about the mode.
-if [[ ${R_RESULT[-1]} == PASS ]] \
-   && grep -q -i -e 'unrecognised option' -e 'unknown option' -e 'invalid option' \
-        "$LOG_DIR/dp_under_2_ranks_refused.log"; then
-  fail_last "exit 2 came from an option error, not from refusing --mode dp (see its log)"
-fi
+check dp_under_2_ranks_refused "2/$NGPU" - 2 refused_for_mode -- \
+  "${MPI[@]}" -np 2 --oversubscribe "$BIN" --mode dp --model linear --device cuda "${COMMON[@]}"
 
 # The same training through NCCL and through MPI must agree: a wrong average in one of them
 # shows here even where both still learn.
@@ -696,9 +714,9 @@ fi
 # ---------------------------------------------------------------------------------------------
 hr "Summary"
 {
-  echo "GPU checks of mnist_ddp on $(uname -n): $NGPU x $(torch_fact device | cut -d' ' -f2-)," \
-       "torch $(torch_fact torch_version), CUDA $(torch_fact cuda_version)," \
-       "NCCL $(torch_fact nccl_version | cut -d' ' -f1); Fashion-MNIST, 1 epoch, global batch 64" \
+  echo "GPU checks of mnist_ddp on $(uname -n): $NGPU x $(fact device | cut -d' ' -f2-)," \
+       "torch $(fact torch_version), CUDA $(fact cuda_version)," \
+       "NCCL $(fact nccl_version | cut -d' ' -f1); Fashion-MNIST, 1 epoch, global batch 64" \
        "(cnn: SGD momentum 0.9); $((SECONDS - SCRIPT_START)) s in all"
   echo
   echo "| run | ranks/GPUs | images/s | test accuracy | wall s | result |"
