@@ -4,7 +4,8 @@
 #
 # Search order for NCCL: the folder of the LibTorch in use, when that LibTorch has CUDA and ships a
 # libnccl of its own (the process must load exactly one NCCL: two copies would each keep their own
-# state), then NCCL_HOME, CUDA_HOME, the CUDA toolkit found and /usr/local/cuda.
+# state); for a LibTorch from a pip wheel, the NCCL wheel beside it (<site-packages>/nvidia/nccl,
+# which torch loads); then NCCL_HOME, CUDA_HOME, the CUDA toolkit found and /usr/local/cuda.
 
 set(MNIST_DDP_NCCL AUTO CACHE STRING
     "Build the NCCL backend: AUTO (when the CUDA toolkit and NCCL are found), ON (required), OFF")
@@ -63,16 +64,30 @@ if(_mddp_torch_lib_dir AND EXISTS "${_mddp_torch_lib_dir}/libtorch_cuda.so")
   set(_mddp_torch_has_cuda TRUE)
 endif()
 
+# A pip wheel's LibTorch (<site-packages>/torch/lib) loads NCCL and the CUDA runtime from the
+# nvidia-* wheels installed beside it: <site-packages>/nvidia/nccl/lib/libnccl.so.2 (no
+# unversioned libnccl.so) with nvidia/nccl/include, and libcudart.so.<major> in nvidia/cu13/lib
+# (CUDA 13) or nvidia/cuda_runtime/lib (CUDA 12).
+set(_mddp_wheel_nvidia_dir "")
+if(_mddp_torch_has_cuda AND IS_DIRECTORY "${_mddp_torch_lib_dir}/../../nvidia")
+  get_filename_component(_mddp_wheel_nvidia_dir "${_mddp_torch_lib_dir}/../../nvidia" ABSOLUTE)
+endif()
+
 if(_mddp_torch_has_cuda)
+  set(_mddp_torch_nccl_dirs "${_mddp_torch_lib_dir}")
+  if(_mddp_wheel_nvidia_dir)
+    list(APPEND _mddp_torch_nccl_dirs "${_mddp_wheel_nvidia_dir}/nccl/lib")
+  endif()
   find_library(MNIST_DDP_NCCL_LIBRARY NAMES nccl libnccl.so.2
-               PATHS "${_mddp_torch_lib_dir}" NO_DEFAULT_PATH)
+               PATHS ${_mddp_torch_nccl_dirs} NO_DEFAULT_PATH)
 endif()
 find_library(MNIST_DDP_NCCL_LIBRARY NAMES nccl libnccl.so.2
              HINTS ENV NCCL_HOME ENV CUDA_HOME "${CUDAToolkit_LIBRARY_DIR}" /usr/local/cuda
              PATH_SUFFIXES lib lib64)
 if(NOT MNIST_DDP_NCCL_LIBRARY)
-  _mddp_nccl_missing("libnccl was not found (searched NCCL_HOME, CUDA_HOME, "
-                     "${CUDAToolkit_LIBRARY_DIR}, /usr/local/cuda)")
+  _mddp_nccl_missing("libnccl was not found (searched a CUDA LibTorch's folder and the NCCL "
+                     "wheel beside it, NCCL_HOME, CUDA_HOME, ${CUDAToolkit_LIBRARY_DIR}, "
+                     "/usr/local/cuda)")
   return()
 endif()
 # The header next to the library first, so that header and library are of one release.
@@ -103,11 +118,15 @@ if(_mddp_nccl_version VERSION_LESS 2.14)
 endif()
 
 # The CUDA runtime: LibTorch's bundled copy where it has one (the same one-copy reason as NCCL),
-# else the toolkit's.
+# or the CUDA runtime wheel beside a pip LibTorch, else the toolkit's.
 set(_mddp_cudart CUDA::cudart)
 if(_mddp_torch_has_cuda)
   file(GLOB _mddp_torch_cudart "${_mddp_torch_lib_dir}/libcudart*.so*")
+  if(NOT _mddp_torch_cudart AND _mddp_wheel_nvidia_dir)
+    file(GLOB _mddp_torch_cudart "${_mddp_wheel_nvidia_dir}/*/lib/libcudart.so.[0-9]*")
+  endif()
   if(_mddp_torch_cudart)
+    list(SORT _mddp_torch_cudart)
     list(GET _mddp_torch_cudart 0 _mddp_cudart)
   endif()
 endif()

@@ -1,0 +1,733 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh — provides: the GPU checks of mnist_ddp in one script: prints the machine's
+# facts, finds (or unpacks from deps/debs) every build dependency, builds mnist_ddp and mpi_tests
+# with the NCCL backend into build-gpu/, runs the NCCL test cases and training runs on every GPU
+# (NCCL, bf16, MPI backend on CUDA, single-process DP, and DP refused under 2 ranks), checks exit
+# codes and test accuracy, prints a Markdown table and exits non-zero if any check failed.
+#
+#   tests/gpu/run.sh [--out DIR] [--deps-only | --configure-only | --build-only]
+#     --out DIR         copy the logs, metrics and summary there at the end (also GPU_CHECK_OUT)
+#     --deps-only       facts and dependencies only (unpacks deps/debs if needed, checks the
+#                       unpacked Open MPI with `mpirun -np 2 uname -n`); a CPU LibTorch is accepted
+#     --configure-only  ... and configure build-gpu/ (a CPU LibTorch is accepted: NCCL then AUTO)
+#     --build-only      ... and build mnist_ddp and mpi_tests (no GPU needed)
+#
+# Environment: TORCH_DIR or Torch_DIR (LibTorch's TorchConfig.cmake folder, a CMake prefix above
+# it, or the LibTorch root; default: the python3 torch's), MNIST_DDP_DATA (default
+# data/fashion-mnist: the four Fashion-MNIST IDX files), GPU_CHECK_DEBS (default deps/debs, made by
+# scripts/pack_debian_deps.sh), GPU_CHECK_DEPS_ROOT (default deps/root, where they are unpacked),
+# GPU_CHECK_USE_DEBS=1 (take every dependency from the debs even where the system has it),
+# GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_RUN_TIMEOUT (seconds per run, default 90),
+# GPU_CHECK_RUN_BUDGET (seconds for all runs together, default 200), GPU_CHECK_BUILD_TIMEOUT
+# (default 480), PYTHON (default python3).
+# Exit codes: 0 all checks passed, 1 a check failed, 2 something needed is missing.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SCRIPT_START=$SECONDS
+
+usage() {
+  sed -n '8,13p' "$0" >&2
+  exit 2
+}
+
+MODE=full
+OUT_DIR=${GPU_CHECK_OUT:-}
+while (($#)); do
+  case $1 in
+    --out) (($# >= 2)) || usage; OUT_DIR=$2; shift 2 ;;
+    --out=*) OUT_DIR=${1#--out=}; shift ;;
+    --deps-only) MODE=deps; shift ;;
+    --configure-only) MODE=configure; shift ;;
+    --build-only) MODE=build; shift ;;
+    -h | --help) usage ;;
+    *) echo "gpu check: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+
+DEBS_DIR=${GPU_CHECK_DEBS:-$ROOT/deps/debs}
+DEPS_ROOT=${GPU_CHECK_DEPS_ROOT:-$ROOT/deps/root}
+BUILD_DIR=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
+RUN_TIMEOUT=${GPU_CHECK_RUN_TIMEOUT:-90}
+RUN_BUDGET=${GPU_CHECK_RUN_BUDGET:-200}
+BUILD_TIMEOUT=${GPU_CHECK_BUILD_TIMEOUT:-480}
+PYTHON=${PYTHON:-python3}
+DATA_DIR=${MNIST_DDP_DATA:-$ROOT/data/fashion-mnist}
+# mnist_ddp reads MNIST_DDP_<OPTION> variables as options: the runs below get the defaults.
+for name in $(compgen -e); do
+  if [[ $name == MNIST_DDP_* ]]; then unset "$name"; fi
+done
+
+LOG_DIR=$BUILD_DIR/gpu-check
+mkdir -p "$LOG_DIR"
+rm -f "$LOG_DIR"/*.log "$LOG_DIR"/*.jsonl "$LOG_DIR"/summary.md
+ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+
+say() { printf '# %s\n' "$*"; }
+hr() { printf '\n## %s\n' "$*"; }
+die() {
+  local code=$1
+  shift
+  echo "gpu check: error: $*" >&2
+  exit "$code"
+}
+# python3 with the caller's library path: the unpacked libraries are not for it.
+py() { LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH "$PYTHON" "$@"; }
+
+copy_out() {
+  [[ -n $OUT_DIR ]] || return 0
+  mkdir -p "$OUT_DIR"
+  cp -r "$LOG_DIR"/. "$OUT_DIR"/ 2>/dev/null || true
+  echo "# logs copied to $OUT_DIR"
+}
+trap copy_out EXIT
+
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# Containers often forbid the cross-memory attach Open MPI's shared-memory transport uses for
+# large messages; copying through the shared segment works everywhere.
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+
+# ---------------------------------------------------------------------------------------------
+hr "Machine"
+{
+  say "date          $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  say "host          $(uname -n) ($(nproc) cores, $(uname -r))"
+  # shellcheck source=/dev/null
+  say "os            $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}")"
+  say "glibc         $(ldd --version 2>/dev/null | head -1 | grep -o '[0-9.]*$' || echo '?')"
+  say "g++           $( (g++ --version 2>/dev/null || echo 'not found') | head -1)"
+  say "cmake         $( (cmake --version 2>/dev/null || echo 'not found') | head -1)"
+  say "ninja         $(ninja --version 2>/dev/null || echo 'not found')"
+  say "nvcc          $( (nvcc --version 2>/dev/null || /usr/local/cuda/bin/nvcc --version \
+                           2>/dev/null || echo 'not found') | tail -1)"
+  say "python        $(command -v "$PYTHON" || echo 'not found')"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    timeout 30 nvidia-smi -L 2>&1 | sed 's/^/#   /' || true
+    timeout 30 nvidia-smi --query-gpu=driver_version,name,memory.total --format=csv,noheader \
+      2>&1 | head -1 | sed 's/^/#   driver, /' || true
+  else
+    say "nvidia-smi    not found"
+  fi
+} | tee "$LOG_DIR/machine.log"
+
+TORCH_FACTS=$LOG_DIR/torch.log
+timeout 120 env LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PYTHON" - >"$TORCH_FACTS" 2>&1 \
+  <<'EOF' || true
+import torch
+print("torch_version", torch.__version__)
+print("torch_file", torch.__file__)
+print("cmake_prefix_path", torch.utils.cmake_prefix_path)
+print("cuda_version", torch.version.cuda)
+try:
+    print("cuda_available", torch.cuda.is_available())
+    print("device_count", torch.cuda.device_count())
+    for i in range(torch.cuda.device_count()):
+        print("device", i, torch.cuda.get_device_name(i))
+except Exception as e:  # a broken driver still leaves the other facts
+    print("cuda_error", repr(e))
+try:
+    print("nccl_version", ".".join(map(str, torch.cuda.nccl.version())))
+except Exception as e:
+    print("nccl_version none", repr(e))
+EOF
+sed 's/^/# torch: /' "$TORCH_FACTS"
+torch_fact() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$TORCH_FACTS"; }
+fact() {
+  local value
+  value=$(torch_fact "$1")
+  echo "${value:-?}"
+}
+
+# ---------------------------------------------------------------------------------------------
+hr "LibTorch"
+torch_hint=${TORCH_DIR:-${Torch_DIR:-}}
+[[ -n $torch_hint ]] || torch_hint=$(torch_fact cmake_prefix_path)
+TORCH_CONFIG_DIR=""
+for candidate in "$torch_hint" "$torch_hint/Torch" "$torch_hint/share/cmake/Torch"; do
+  if [[ -n $torch_hint && -f $candidate/TorchConfig.cmake ]]; then
+    TORCH_CONFIG_DIR=$(cd "$candidate" && pwd)
+    break
+  fi
+done
+if [[ -z $TORCH_CONFIG_DIR ]]; then
+  die 2 "no LibTorch found (TORCH_DIR/Torch_DIR='${TORCH_DIR:-${Torch_DIR:-}}'," \
+        "$PYTHON torch's cmake_prefix_path='$(torch_fact cmake_prefix_path)'; see $TORCH_FACTS)." \
+        "Set TORCH_DIR to the folder of TorchConfig.cmake of a CUDA LibTorch, or install PyTorch" \
+        "with CUDA for $PYTHON."
+fi
+TORCH_PREFIX=$(cd "$TORCH_CONFIG_DIR/../../.." && pwd)
+say "TorchConfig   $TORCH_CONFIG_DIR"
+TORCH_HAS_CUDA=0
+[[ -e $TORCH_PREFIX/lib/libtorch_cuda.so ]] && TORCH_HAS_CUDA=1
+if ((TORCH_HAS_CUDA)); then
+  say "LibTorch has CUDA ($TORCH_PREFIX/lib/libtorch_cuda.so)"
+elif [[ $MODE == full ]]; then
+  die 2 "the LibTorch at $TORCH_PREFIX is CPU-only (no lib/libtorch_cuda.so; torch.version.cuda" \
+        "= $(torch_fact cuda_version || true)). The GPU checks need a CUDA build: set" \
+        "TORCH_DIR to one."
+else
+  say "LibTorch is CPU-only: accepted by --$MODE-only; the NCCL backend is built if NCCL is found"
+fi
+
+# ---------------------------------------------------------------------------------------------
+hr "Dependencies"
+missing_tools=()
+command -v cmake >/dev/null 2>&1 || missing_tools+=("cmake (pip install cmake)")
+GENERATOR=()
+if command -v ninja >/dev/null 2>&1; then
+  GENERATOR=(-G Ninja)
+elif ! command -v make >/dev/null 2>&1; then
+  missing_tools+=("ninja or make (pip install ninja)")
+fi
+CXX_BIN=${CXX:-g++}
+command -v "$CXX_BIN" >/dev/null 2>&1 || missing_tools+=("a C++17 compiler ($CXX_BIN)")
+CUDA_ROOT=""
+nvcc_root=""
+if command -v nvcc >/dev/null 2>&1; then nvcc_root=$(dirname "$(dirname "$(command -v nvcc)")"); fi
+for dir in "${CUDA_HOME:-}" "${CUDA_PATH:-}" "$nvcc_root" /usr/local/cuda; do
+  if [[ -n $dir && -x $dir/bin/nvcc && -f $dir/include/cuda_runtime_api.h ]]; then
+    CUDA_ROOT=$dir
+    break
+  fi
+done
+if [[ -z $CUDA_ROOT ]]; then
+  if ((TORCH_HAS_CUDA)) || [[ $MODE == full ]]; then
+    missing_tools+=("the CUDA toolkit (nvcc and headers; set CUDA_HOME)")
+  fi
+else
+  say "CUDA toolkit  $CUDA_ROOT ($("$CUDA_ROOT/bin/nvcc" --version | tail -1))"
+fi
+if ((${#missing_tools[@]})); then
+  die 2 "missing (deps/debs does not bring these):$(printf '\n  - %s' "${missing_tools[@]}")"
+fi
+
+# What CMake finds, asked the way CMakeLists.txt asks: one throw-away project per attempt.
+PROBE_DIR=$BUILD_DIR/dependency-probe
+mkdir -p "$PROBE_DIR/src"
+cat >"$PROBE_DIR/src/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.18)
+project(mnist_ddp_dependency_probe LANGUAGES CXX)
+find_package(MPI QUIET COMPONENTS CXX)
+find_package(Boost QUIET COMPONENTS program_options)
+find_package(ZLIB QUIET)
+find_package(nlohmann_json QUIET)
+find_package(Protobuf QUIET)
+find_package(doctest QUIET)
+set(mpirun_ok FALSE)
+if(MPIEXEC_EXECUTABLE)
+  set(mpirun_ok TRUE)
+endif()
+set(protoc_ok FALSE)
+if(Protobuf_FOUND AND Protobuf_PROTOC_EXECUTABLE)
+  set(protoc_ok TRUE)
+endif()
+message(STATUS "probe mpi ${MPI_CXX_FOUND} ${MPI_CXX_COMPILER} ${MPI_CXX_INCLUDE_DIRS}")
+message(STATUS "probe mpirun ${mpirun_ok} ${MPIEXEC_EXECUTABLE}")
+message(STATUS "probe boost ${Boost_FOUND} ${Boost_VERSION} ${Boost_INCLUDE_DIRS}")
+message(STATUS "probe zlib ${ZLIB_FOUND} ${ZLIB_INCLUDE_DIRS}")
+message(STATUS "probe json ${nlohmann_json_FOUND} ${nlohmann_json_DIR}")
+message(STATUS "probe protobuf ${protoc_ok} ${Protobuf_VERSION} ${Protobuf_PROTOC_EXECUTABLE}")
+message(STATUS "probe doctest ${doctest_FOUND} ${doctest_DIR}")
+EOF
+# The dependency groups: what each provides and the Debian packages that bring it.
+DEP_GROUPS=(mpi mpirun boost zlib json protobuf doctest)
+declare -A GROUP_NAME=(
+  [mpi]="Open MPI headers and libraries (mpicxx)" [mpirun]="mpirun"
+  [boost]="Boost.Program_options" [zlib]="zlib headers" [json]="nlohmann-json"
+  [protobuf]="protobuf (protoc, headers, libprotobuf)" [doctest]="doctest"
+)
+declare -A GROUP_APT=(
+  [mpi]="libopenmpi-dev openmpi-bin" [mpirun]="openmpi-bin"
+  [boost]="libboost-program-options-dev" [zlib]="zlib1g-dev" [json]="nlohmann-json3-dev"
+  [protobuf]="libprotobuf-dev protobuf-compiler" [doctest]="doctest-dev"
+)
+CMAKE_HINTS=()
+declare -A FOUND=()
+
+# Runs the probe with CMAKE_HINTS; fills FOUND[group] with 1 or 0 and logs what was found where.
+probe() {
+  local log=$LOG_DIR/probe-$1.log
+  rm -rf "$PROBE_DIR/build"
+  if ! cmake -S "$PROBE_DIR/src" -B "$PROBE_DIR/build" "${GENERATOR[@]}" "${CMAKE_HINTS[@]}" \
+    >"$log" 2>&1; then
+    tail -20 "$log" >&2
+    die 2 "the dependency probe did not configure (log: $log)"
+  fi
+  local group ok rest
+  for group in "${DEP_GROUPS[@]}"; do
+    read -r ok rest < <(sed -n "s/^-- probe $group //p" "$log")
+    if [[ $ok =~ ^(1|TRUE|ON|YES)$ ]]; then
+      FOUND[$group]=1
+      say "$(printf '%-40s found   %s' "${GROUP_NAME[$group]}" "$rest")"
+    else
+      FOUND[$group]=0
+      say "$(printf '%-40s MISSING' "${GROUP_NAME[$group]}")"
+    fi
+  done
+}
+
+# The .deb files of a group, by package name.
+debs_of_group() {
+  local deb pkg
+  for deb in "$DEBS_DIR"/*.deb; do
+    [[ -e $deb ]] || continue
+    pkg=$(basename "$deb")
+    pkg=${pkg%%_*}
+    case $pkg in
+      libboost*) [[ $1 == boost ]] && echo "$deb" ;;
+      nlohmann-json*) [[ $1 == json ]] && echo "$deb" ;;
+      zlib1g-dev) [[ $1 == zlib ]] && echo "$deb" ;;
+      libprotobuf* | libprotoc* | protobuf-compiler) [[ $1 == protobuf ]] && echo "$deb" ;;
+      doctest*) [[ $1 == doctest ]] && echo "$deb" ;;
+      *) [[ $1 == mpi ]] && echo "$deb" ;;
+    esac
+  done
+}
+
+# Base libraries (and those needing a newer glibc than some systems have) that are used from the
+# debs only where the system lacks them, so that no newer system copy is shadowed.
+declare -A SYSTEM_FIRST=()
+for pkg in libnuma1 libudev1 libuuid1 libatomic1 zlib1g libevent-core-2.1-7 libevent-pthreads-2.1-7; do
+  SYSTEM_FIRST[$pkg]=1
+done
+ARCH_LIB=usr/lib/x86_64-linux-gnu
+
+# Unpacks a group's debs into DEPS_ROOT (once: a stamp lists what was unpacked).
+unpack_group() {
+  local group=$1 deb pkg stamp=$DEPS_ROOT/.unpacked-$1
+  local -a debs
+  mapfile -t debs < <(debs_of_group "$group")
+  ((${#debs[@]})) || return 1
+  if [[ -f $stamp ]] && [[ $(cat "$stamp") == "$(printf '%s\n' "${debs[@]##*/}")" ]]; then
+    return 0
+  fi
+  mkdir -p "$DEPS_ROOT/$ARCH_LIB" "$DEPS_ROOT/system-first"
+  for deb in "${debs[@]}"; do
+    pkg=$(basename "$deb")
+    pkg=${pkg%%_*}
+    if [[ -n ${SYSTEM_FIRST[$pkg]:-} ]]; then
+      dpkg -x "$deb" "$DEPS_ROOT/system-first"
+    else
+      dpkg -x "$deb" "$DEPS_ROOT"
+    fi
+  done
+  printf '%s\n' "${debs[@]##*/}" >"$stamp"
+}
+
+# Makes the unpacked tree usable where it lies: the links Debian's maintainer scripts and
+# update-alternatives would make, and the system-first libraries the system lacks.
+finish_deps_root() {
+  local lib dir name soname target cache
+  # Read whole (a reader that stops early would fail the pipe under pipefail).
+  cache=$( (ldconfig -p || /sbin/ldconfig -p) 2>/dev/null || true)
+  # Base libraries: link each shared object into the tree only if the loader has no such soname.
+  for dir in "$DEPS_ROOT/system-first/lib/x86_64-linux-gnu" "$DEPS_ROOT/system-first/$ARCH_LIB"; do
+    [[ -d $dir ]] || continue
+    for lib in "$dir"/lib*.so.*; do
+      [[ -e $lib ]] || continue
+      name=$(basename "$lib")
+      soname=$(readelf -d "$lib" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+      [[ $name == "$soname" ]] || continue
+      if grep -q "^[[:space:]]*$soname " <<<"$cache"; then
+        rm -f "$DEPS_ROOT/$ARCH_LIB/$soname"
+      else
+        ln -sfn "$lib" "$DEPS_ROOT/$ARCH_LIB/$soname"
+        say "using $soname from the debs (the system has none)"
+      fi
+    done
+  done
+  # Absolute development links (libz.so -> /lib/x86_64-linux-gnu/libz.so.1.2.13) point at the
+  # library the loader finds.
+  for lib in "$DEPS_ROOT/$ARCH_LIB"/lib*.so; do
+    [[ -L $lib ]] || continue
+    target=$(readlink "$lib")
+    [[ $target == /* ]] || continue
+    name=$(basename "$target")
+    soname=$(sed -E 's/^(.*\.so\.[0-9]+).*/\1/' <<<"$name")
+    if [[ -e $DEPS_ROOT/$ARCH_LIB/$soname ]]; then
+      ln -sfn "$soname" "$lib"
+    elif target=$(awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }' <<<"$cache") \
+         && [[ -n $target ]]; then
+      ln -sfn "$target" "$lib"
+    fi
+  done
+  # update-alternatives' links.
+  if [[ -e $DEPS_ROOT/usr/lib/libpsm1/libpsm_infinipath.so.1.16 ]]; then
+    ln -sfn ../libpsm1/libpsm_infinipath.so.1.16 "$DEPS_ROOT/$ARCH_LIB/libpsm_infinipath.so.1"
+  fi
+  for name in mpirun mpiexec mpicxx mpic++ mpicc; do
+    [[ -e $DEPS_ROOT/usr/bin/$name.openmpi ]] && ln -sfn "$name.openmpi" "$DEPS_ROOT/usr/bin/$name"
+  done
+  return 0
+}
+
+# Points the environment and CMake at the unpacked groups.
+use_deps_root() {
+  local usr=$DEPS_ROOT/usr lib=$DEPS_ROOT/$ARCH_LIB
+  # (libnl-3 is one of the packages that install into /lib.)
+  LD_LIBRARY_PATH="$lib:$lib/openmpi/lib:$lib/pmix2/lib:$DEPS_ROOT/lib/x86_64-linux-gnu"
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH${ORIG_LD_LIBRARY_PATH:+:$ORIG_LD_LIBRARY_PATH}"
+  if [[ -n ${USED[mpi]:-} ]]; then
+    export PATH="$usr/bin:$PATH"
+    # Debian's Open MPI, relocated: its prefix, and the folders Debian puts outside it.
+    export OPAL_PREFIX=$usr
+    export OPAL_SYSCONFDIR=$DEPS_ROOT/etc/openmpi
+    export OPAL_LIBDIR=$lib/openmpi/lib
+    export OPAL_INCLUDEDIR=$lib/openmpi/include
+    export OPAL_PKGLIBDIR=$lib/openmpi/lib/openmpi3
+    export OPAL_PKGDATADIR=$usr/share/openmpi
+    # PMIx (an external library in Debian) and its plugins.
+    export PMIX_INSTALL_PREFIX=$lib/pmix2
+    export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix
+    CMAKE_HINTS+=("-DMPI_CXX_COMPILER=$usr/bin/mpicxx.openmpi"
+                  "-DMPIEXEC_EXECUTABLE=$usr/bin/mpirun.openmpi")
+  fi
+  [[ -n ${USED[boost]:-} ]] && CMAKE_HINTS+=("-DBoost_DIR=$lib/cmake/Boost-1.74.0")
+  [[ -n ${USED[zlib]:-} ]] && CMAKE_HINTS+=("-DZLIB_ROOT=$usr" "-DZLIB_INCLUDE_DIR=$usr/include"
+                                            "-DZLIB_LIBRARY=$lib/libz.so")
+  [[ -n ${USED[json]:-} ]] && CMAKE_HINTS+=("-Dnlohmann_json_DIR=$usr/share/cmake/nlohmann_json")
+  if [[ -n ${USED[protobuf]:-} ]]; then
+    CMAKE_HINTS+=("-DProtobuf_PROTOC_EXECUTABLE=$usr/bin/protoc"
+                  "-DProtobuf_INCLUDE_DIR=$usr/include"
+                  "-DProtobuf_LIBRARY=$lib/libprotobuf.so"
+                  "-DProtobuf_PROTOC_LIBRARY=$lib/libprotoc.so")
+  fi
+  [[ -n ${USED[doctest]:-} ]] && CMAKE_HINTS+=("-Ddoctest_DIR=$usr/lib/cmake/doctest")
+  return 0
+}
+
+declare -A USED=()
+if [[ ${GPU_CHECK_USE_DEBS:-0} == 1 ]]; then
+  say "GPU_CHECK_USE_DEBS=1: every dependency from $DEBS_DIR"
+  for group in "${DEP_GROUPS[@]}"; do FOUND[$group]=0; done
+else
+  probe system
+fi
+missing=()
+for group in "${DEP_GROUPS[@]}"; do
+  ((FOUND[$group])) || missing+=("$group")
+done
+if ((${#missing[@]})); then
+  # mpirun comes with the MPI group; the debs' zlib headers are also needed by nothing else.
+  want=()
+  for group in "${missing[@]}"; do
+    [[ $group == mpirun ]] && group=mpi
+    [[ " ${want[*]} " == *" $group "* ]] || want+=("$group")
+  done
+  have_debs=0
+  compgen -G "$DEBS_DIR/*.deb" >/dev/null && have_debs=1
+  if ((have_debs)) && command -v dpkg >/dev/null 2>&1; then
+    say "unpacking $(printf '%s ' "${want[@]}")from $DEBS_DIR into $DEPS_ROOT"
+    for group in "${want[@]}"; do
+      if unpack_group "$group"; then
+        USED[$group]=1
+      else
+        say "no .deb of group '$group' in $DEBS_DIR"
+      fi
+    done
+    finish_deps_root
+    use_deps_root
+    say "glibc $(ldd --version 2>/dev/null | head -1 | grep -o '[0-9.]*$');" \
+        "the debs are Debian 12's and need glibc 2.36"
+    probe debs
+    missing=()
+    for group in "${DEP_GROUPS[@]}"; do
+      ((FOUND[$group])) || missing+=("$group")
+    done
+  elif ((have_debs)); then
+    say "dpkg is not installed: cannot unpack $DEBS_DIR"
+  fi
+fi
+if ((${#missing[@]})); then
+  apt_names=()
+  for group in "${missing[@]}"; do apt_names+=("${GROUP_APT[$group]}"); done
+  {
+    echo "gpu check: error: missing:"
+    for group in "${missing[@]}"; do echo "  - ${GROUP_NAME[$group]}"; done
+    if compgen -G "$DEBS_DIR/*.deb" >/dev/null; then
+      echo "The .deb files in $DEBS_DIR did not provide them (probe log: $LOG_DIR/probe-debs.log)."
+    else
+      echo "No .deb files in $DEBS_DIR (GPU_CHECK_DEBS). To bring them to a machine"
+      echo "without network: on a Debian 12 (bookworm) machine with network run"
+      echo "  scripts/pack_debian_deps.sh deps/debs"
+      echo "  then copy deps/debs (about 22 MB) into this repository and run this script again;"
+      echo "  it unpacks them with dpkg -x into deps/root."
+    fi
+    echo "Or install them (Debian/Ubuntu): apt-get install ${apt_names[*]}"
+  } >&2
+  exit 2
+fi
+
+# The relocated Open MPI must start processes before anything is built on it.
+if [[ -n ${USED[mpi]:-} ]]; then
+  MPIRUN=$DEPS_ROOT/usr/bin/mpirun.openmpi
+else
+  MPIRUN=$(sed -n 's/^-- probe mpirun [A-Z0-9]* //p' "$LOG_DIR/probe-system.log")
+fi
+say "mpirun        $MPIRUN"
+if ! timeout 60 "$MPIRUN" -np 2 --oversubscribe uname -n >"$LOG_DIR/mpirun-hostname.log" 2>&1; then
+  cat "$LOG_DIR/mpirun-hostname.log" >&2
+  die 2 "'$MPIRUN -np 2 uname -n' failed (log above)"
+fi
+say "mpirun -np 2 uname -n: $(sort "$LOG_DIR/mpirun-hostname.log" | uniq -c | xargs)"
+{
+  echo "PATH=$PATH"
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  env | grep -E '^(OPAL_|PMIX_|OMPI_MCA_)' | sort || true
+  if ((${#CMAKE_HINTS[@]})); then printf 'cmake hint: %s\n' "${CMAKE_HINTS[@]}"; fi
+} | tee "$LOG_DIR/environment.log" | sed 's/^/#   /'
+[[ $MODE == deps ]] && { say "--deps-only: done"; exit 0; }
+
+# ---------------------------------------------------------------------------------------------
+hr "Data"
+for name in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte \
+            t10k-labels-idx1-ubyte; do
+  if [[ ! -f $DATA_DIR/$name && ! -f $DATA_DIR/$name.gz ]]; then
+    die 2 "$DATA_DIR/$name(.gz) is missing. Put the four Fashion-MNIST IDX files there" \
+          "(Debian: apt-get install dataset-fashion-mnist, then copy" \
+          "/usr/share/datasets/fashion-mnist/*.gz; or from" \
+          "https://github.com/zalandoresearch/fashion-mnist) or set MNIST_DDP_DATA to their folder."
+  fi
+done
+DATA_DIR=$(cd "$DATA_DIR" && pwd)
+say "data          $DATA_DIR"
+
+# ---------------------------------------------------------------------------------------------
+hr "Configure and build"
+if [[ -f $BUILD_DIR/CMakeCache.txt ]]; then
+  cached_gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")
+  cached_src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD_DIR/CMakeCache.txt")
+  want_gen=Unix\ Makefiles
+  ((${#GENERATOR[@]})) && want_gen=Ninja
+  if [[ $cached_gen != "$want_gen" || $cached_src != "$ROOT" ]]; then
+    say "removing $BUILD_DIR's CMake cache (made for '$cached_src' with '$cached_gen')"
+    rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
+  fi
+fi
+nccl_mode=ON
+((TORCH_HAS_CUDA)) || nccl_mode=AUTO
+configure_args=(-S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release
+                -DMNIST_DDP_NCCL="$nccl_mode" -DTorch_DIR="$TORCH_CONFIG_DIR" "${CMAKE_HINTS[@]}")
+if [[ -n $CUDA_ROOT ]]; then
+  configure_args+=(-DCUDAToolkit_ROOT="$CUDA_ROOT" -DCMAKE_CUDA_COMPILER="$CUDA_ROOT/bin/nvcc")
+  export CUDA_HOME=${CUDA_HOME:-$CUDA_ROOT}
+fi
+# Cached find results would outlive a change of dependencies (debs or system): start afresh then.
+configure_stamp=$BUILD_DIR/.gpu-check-configure-args
+if [[ -f $BUILD_DIR/CMakeCache.txt && -f $configure_stamp ]] \
+   && [[ $(cat "$configure_stamp") != "${configure_args[*]}" ]]; then
+  say "the configure arguments changed: removing $BUILD_DIR's CMake cache"
+  rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
+fi
+printf '%s' "${configure_args[*]}" >"$configure_stamp"
+printf 'cmake' >"$LOG_DIR/configure.log"
+printf ' %q' "${configure_args[@]}" >>"$LOG_DIR/configure.log"
+echo >>"$LOG_DIR/configure.log"
+step_start=$SECONDS
+if ! timeout 300 cmake "${configure_args[@]}" >>"$LOG_DIR/configure.log" 2>&1; then
+  tail -40 "$LOG_DIR/configure.log" >&2
+  die 1 "configure failed (log: $LOG_DIR/configure.log)"
+fi
+grep -E '^-- (LibTorch|NCCL backend|Found (MPI_CXX|Boost|Protobuf|ZLIB|CUDAToolkit))' \
+  "$LOG_DIR/configure.log" | sed 's/^-- /# /' || true
+say "configured in $((SECONDS - step_start)) s"
+[[ $MODE == configure ]] && { say "--configure-only: done"; exit 0; }
+
+step_start=$SECONDS
+if ! timeout "$BUILD_TIMEOUT" cmake --build "$BUILD_DIR" --target mnist_ddp mpi_tests \
+  --parallel "$(nproc)" >"$LOG_DIR/build.log" 2>&1; then
+  grep -E -B2 -A12 'error|Error' "$LOG_DIR/build.log" | head -80 >&2 \
+    || tail -60 "$LOG_DIR/build.log" >&2
+  die 1 "build failed or passed ${BUILD_TIMEOUT} s (log: $LOG_DIR/build.log)"
+fi
+say "built mnist_ddp and mpi_tests in $((SECONDS - step_start)) s"
+BIN=$BUILD_DIR/mnist_ddp
+TESTS_BIN=$BUILD_DIR/tests/mpi_tests
+{
+  ldd "$BIN" | grep -E 'libmpi|libnccl|libcudart|libtorch_cuda|libc10_cuda|libboost_pro|libprotobuf' \
+    || true
+} | tee "$LOG_DIR/ldd.log" | sed 's/^/#   /'
+timeout 60 "$MPIRUN" -np 1 "$BIN" --version >"$LOG_DIR/version.log" 2>&1 || true
+sed 's/^/#   /' "$LOG_DIR/version.log"
+[[ $MODE == build ]] && { say "--build-only: done"; exit 0; }
+
+# ---------------------------------------------------------------------------------------------
+hr "Runs"
+NGPU=$(torch_fact device_count)
+if ! [[ $NGPU =~ ^[0-9]+$ ]] || ((NGPU == 0)); then
+  NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+fi
+if ((NGPU == 0)); then
+  die 2 "no CUDA device is visible (torch: device_count=$(torch_fact device_count)," \
+        "$(torch_fact cuda_error); nvidia-smi -L lists none)"
+fi
+say "$NGPU GPU(s): one rank per GPU"
+
+# Every training run sees the same global batch (64, the 1-rank default), so its accuracy after
+# one epoch does not depend on the GPU count. Measured on Fashion-MNIST on CPUs: linear 82.4%
+# (1 rank, and 8 ranks of batch 8), cnn with --momentum 0.9 86.5% (2 ranks of batch 32; 77.4%
+# without momentum). An untrained or garbage network stays near 10%.
+PER_RANK_BATCH=$((64 / NGPU))
+((PER_RANK_BATCH >= 8)) || PER_RANK_BATCH=8
+FLOOR_LINEAR=0.75
+FLOOR_CNN=0.80
+FLOOR_CNN_BF16=0.78
+RUNS_START=$SECONDS
+COMMON=(--epochs 1 --data-dir "$DATA_DIR" --progress lines --log-every 200 --comm-timeout 60)
+
+declare -a R_NAME=() R_RANKS=() R_IPS=() R_ACC=() R_WALL=() R_RESULT=()
+declare -A ACC_OF=()
+FAILED=0
+
+# check NAME RANKS/GPUS FLOOR EXPECTED_RC LOG_CHECK -- COMMAND...: runs COMMAND under a timeout
+# with its log in LOG_DIR/NAME.log; passes when it exits EXPECTED_RC, given a FLOOR (else -) when
+# the metrics summary (LOG_DIR/NAME.jsonl) has test_accuracy >= FLOOR, and given a LOG_CHECK
+# function (else -) when LOG_CHECK LOG passes (it prints why not).
+check() {
+  local name=$1 ranks=$2 floor=$3 expected=$4 log_check=$5
+  shift 6
+  local log=$LOG_DIR/$name.log metrics=$LOG_DIR/$name.jsonl
+  local left=$((RUN_BUDGET - (SECONDS - RUNS_START)))
+  local limit=$((left < RUN_TIMEOUT ? left : RUN_TIMEOUT))
+  local result="" ips="-" acc="-" wall="-" rc=0 start=$SECONDS
+  if ((limit < 15)); then
+    result="FAIL: not run, the ${RUN_BUDGET} s for all runs were spent"
+  else
+    printf '%q ' "$@" >"$log"
+    echo >>"$log"
+    timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 || rc=$?
+    wall=$((SECONDS - start))
+    if ((rc == 124 || rc == 137)); then
+      result="FAIL: timed out after $limit s"
+    elif ((rc != expected)); then
+      result="FAIL: exit $rc, expected $expected"
+    fi
+  fi
+  if [[ -z $result && $floor != - ]]; then
+    local line
+    if ! line=$(py - "$metrics" "$floor" <<'EOF'
+import json, sys
+path, floor = sys.argv[1], float(sys.argv[2])
+try:
+    s = json.loads(open(path).read().splitlines()[-1])
+except Exception as e:
+    print("- - - no summary in the metrics file (%s)" % e)
+    sys.exit(1)
+if s.get("event") != "summary":
+    print("- - - the metrics file's last record is not the summary")
+    sys.exit(1)
+acc = float(s["test_accuracy"])
+print("%.0f %.4f %.1f %s" % (s.get("train_images_per_sec", 0), acc, s.get("wall_s", 0),
+      "" if acc >= floor else "test accuracy %.4f below %.2f" % (acc, floor)))
+sys.exit(0 if acc >= floor else 1)
+EOF
+    ); then
+      result="FAIL: $(cut -d' ' -f4- <<<"$line")"
+    fi
+    read -r ips acc wall _ <<<"$line"
+  fi
+  if [[ -z $result && $log_check != - ]]; then
+    local why
+    why=$("$log_check" "$log") || result="FAIL: $why"
+  fi
+  [[ -n $result ]] || result=PASS
+  if [[ $result != PASS ]]; then
+    FAILED=1
+    {
+      echo "---- $name: $result; last lines of $log:"
+      tail -25 "$log" 2>/dev/null || true
+      echo "----"
+    } >&2
+  fi
+  printf '# %-26s %-8s %s\n' "$name" "$ranks" "$result"
+  ACC_OF[$name]=$acc
+  R_NAME+=("$name") R_RANKS+=("$ranks") R_IPS+=("$ips") R_ACC+=("$acc") R_WALL+=("$wall")
+  R_RESULT+=("$result")
+}
+
+# Log checks of the NCCL test cases: on N ranks they ran on GPUs, not skipped; on more ranks than
+# GPUs, make_nccl_communicator refused.
+nccl_cases_ran() {
+  if ! grep -q 'test cases: *[1-9][0-9]* | *[1-9][0-9]* passed | *0 failed' "$1"; then
+    echo "no doctest summary with passed NCCL test cases and 0 failed"
+    return 1
+  fi
+  if grep -q -e 'no CUDA device here; skipped' -e 'collectives skipped' "$1"; then
+    echo "the NCCL collectives were skipped: $(grep -m1 -o -e 'no CUDA device here' \
+      -e 'fewer GPUs than ranks' -e 'this LibTorch has no CUDA' "$1")"
+    return 1
+  fi
+}
+more_ranks_refused() {
+  grep -q 'fewer GPUs than ranks' "$1" && return 0
+  echo "more ranks than GPUs were not refused"
+  return 1
+}
+# Exit 2 is also what an unknown option gives: the refusal must be about the mode.
+refused_for_mode() {
+  if grep -q -i -e 'unrecognised option' -e 'unknown option' -e 'invalid option' "$1"; then
+    echo "exit 2 came from an option error, not from refusing --mode dp"
+    return 1
+  fi
+}
+
+MPI=("$MPIRUN" --bind-to none)
+check nccl_tests "$NGPU/$NGPU" - 0 nccl_cases_ran -- \
+  "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" '--test-case=*nccl*'
+ranks=$((NGPU + 1))
+check nccl_tests_more_ranks "$ranks/$NGPU" - 0 more_ranks_refused -- \
+  "${MPI[@]}" -np "$ranks" --oversubscribe "$TESTS_BIN" '--test-case=*nccl*'
+
+ddp=(--device cuda --batch-size "$PER_RANK_BATCH" "${COMMON[@]}")
+check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+  --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" \
+  --metrics-file "$LOG_DIR/ddp_nccl_cnn.jsonl"
+check ddp_nccl_linear "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+  --backend nccl --model linear "${ddp[@]}" --metrics-file "$LOG_DIR/ddp_nccl_linear.jsonl"
+check ddp_nccl_cnn_bf16 "$NGPU/$NGPU" "$FLOOR_CNN_BF16" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+  --backend nccl --model cnn --momentum 0.9 --precision bf16 "${ddp[@]}" \
+  --metrics-file "$LOG_DIR/ddp_nccl_cnn_bf16.jsonl"
+check ddp_mpi_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+  --backend mpi --model cnn --momentum 0.9 "${ddp[@]}" \
+  --metrics-file "$LOG_DIR/ddp_mpi_cnn.jsonl"
+check dp_cnn "1/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np 1 "$BIN" --mode dp --model cnn \
+  --momentum 0.9 --device cuda --batch-size 64 "${COMMON[@]}" --metrics-file "$LOG_DIR/dp_cnn.jsonl"
+check dp_under_2_ranks_refused "2/$NGPU" - 2 refused_for_mode -- \
+  "${MPI[@]}" -np 2 --oversubscribe "$BIN" --mode dp --model linear --device cuda "${COMMON[@]}"
+
+# The same training through NCCL and through MPI must agree: a wrong average in one of them
+# shows here even where both still learn.
+acc_nccl=${ACC_OF[ddp_nccl_cnn]:--} acc_mpi=${ACC_OF[ddp_mpi_cnn]:--}
+if [[ $acc_nccl != - && $acc_mpi != - ]]; then
+  agreement=$(py -c 'import sys
+d = abs(float(sys.argv[1]) - float(sys.argv[2]))
+print("PASS" if d <= 0.02 else "FAIL: test accuracy differs by %.4f (> 0.02)" % d)' \
+    "$acc_nccl" "$acc_mpi")
+  printf '# %-26s %-8s %s\n' nccl_vs_mpi_cnn "$NGPU/$NGPU" "$agreement"
+  R_NAME+=(nccl_vs_mpi_cnn) R_RANKS+=("$NGPU/$NGPU") R_IPS+=(-) R_ACC+=("$acc_nccl vs $acc_mpi")
+  R_WALL+=(-) R_RESULT+=("$agreement")
+  [[ $agreement == PASS ]] || FAILED=1
+fi
+
+# ---------------------------------------------------------------------------------------------
+hr "Summary"
+{
+  echo "GPU checks of mnist_ddp on $(uname -n): $NGPU x $(fact device | cut -d' ' -f2-)," \
+       "torch $(fact torch_version), CUDA $(fact cuda_version)," \
+       "NCCL $(fact nccl_version | cut -d' ' -f1); Fashion-MNIST, 1 epoch, global batch 64" \
+       "(cnn: SGD momentum 0.9); $((SECONDS - SCRIPT_START)) s in all"
+  echo
+  echo "| run | ranks/GPUs | images/s | test accuracy | wall s | result |"
+  echo "|---|---|---|---|---|---|"
+  for i in "${!R_NAME[@]}"; do
+    printf '| %s | %s | %s | %s | %s | %s |\n' "${R_NAME[$i]}" "${R_RANKS[$i]}" "${R_IPS[$i]}" \
+      "${R_ACC[$i]}" "${R_WALL[$i]}" "${R_RESULT[$i]}"
+  done
+} | tee "$LOG_DIR/summary.md"
+if ((FAILED)); then
+  echo "gpu check: FAILED (logs in $LOG_DIR)" >&2
+  exit 1
+fi
+echo "gpu check: all passed"
