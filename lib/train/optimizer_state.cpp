@@ -1,6 +1,7 @@
 // lib/train/optimizer_state.cpp — SGD and Adam state to and from named tensors.
 #include "train/optimizer_state.hpp"
 
+#include <sstream>
 #include <type_traits>
 
 #include <ATen/ATen.h>
@@ -20,7 +21,9 @@ using StateKey = typename StateMap::key_type;
 template <typename Key>
 Key key_of(const at::Tensor& parameter) {
   if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+    std::ostringstream text;  // what 1.13's c10::guts::to_string makes of the address
+    text << parameter.unsafeGetTensorImpl();
+    return text.str();
   } else {
     return parameter.unsafeGetTensorImpl();
   }
