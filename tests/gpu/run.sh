@@ -18,7 +18,7 @@
 # scripts/pack_debian_deps.sh), GPU_CHECK_DEPS_ROOT (default deps/root, where they are unpacked),
 # GPU_CHECK_USE_DEBS=1 (take every dependency from the debs even where the system has it),
 # GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_RUN_TIMEOUT (seconds per run, default 90),
-# GPU_CHECK_RUN_BUDGET (seconds for all runs together, default 260), GPU_CHECK_BUILD_TIMEOUT
+# GPU_CHECK_RUN_BUDGET (seconds for all runs together, default 300), GPU_CHECK_BUILD_TIMEOUT
 # (default 480), PYTHON (default python3).
 # Exit codes: 0 all checks passed, 1 a check failed, 2 something needed is missing.
 set -euo pipefail
@@ -49,7 +49,7 @@ DEBS_DIR=${GPU_CHECK_DEBS:-$ROOT/deps/debs}
 DEPS_ROOT=${GPU_CHECK_DEPS_ROOT:-$ROOT/deps/root}
 BUILD_DIR=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
 RUN_TIMEOUT=${GPU_CHECK_RUN_TIMEOUT:-90}
-RUN_BUDGET=${GPU_CHECK_RUN_BUDGET:-260}
+RUN_BUDGET=${GPU_CHECK_RUN_BUDGET:-300}
 BUILD_TIMEOUT=${GPU_CHECK_BUILD_TIMEOUT:-480}
 PYTHON=${PYTHON:-python3}
 DATA_DIR=${MNIST_DDP_DATA:-$ROOT/data/fashion-mnist}
@@ -676,6 +676,17 @@ refused_for_mode() {
   fi
 }
 
+resumed_at_400() {
+  if ! grep -q 'resum.*step 400' "$1"; then
+    echo "the log does not say it resumed at step 400"
+    return 1
+  fi
+  if [[ ! -s $LOG_DIR/model.pt ]]; then
+    echo "no exported model"
+    return 1
+  fi
+}
+
 MPI=("$MPIRUN" --bind-to none)
 check nccl_tests "$NGPU/$NGPU" - 0 nccl_cases_ran -- \
   "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" '--test-case=*nccl*'
@@ -697,6 +708,24 @@ check ddp_mpi_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BI
   --metrics-file "$LOG_DIR/ddp_mpi_cnn.jsonl"
 check dp_cnn "1/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np 1 "$BIN" --mode dp --model cnn \
   --momentum 0.9 --device cuda --batch-size 64 "${COMMON[@]}" --metrics-file "$LOG_DIR/dp_cnn.jsonl"
+# Two ranks per GPU over MPI: the gradient buckets are staged through host memory from LibTorch's
+# autograd thread (one GPU alone would leave a 1-rank run with nothing to reduce).
+ranks=$((2 * NGPU))
+check ddp_mpi_cnn_2_per_gpu "$ranks/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$ranks" \
+  --oversubscribe "$BIN" --backend mpi --model cnn --momentum 0.9 --device cuda \
+  --batch-size $((64 / ranks > 8 ? 64 / ranks : 8)) "${COMMON[@]}" \
+  --metrics-file "$LOG_DIR/ddp_mpi_cnn_2_per_gpu.jsonl"
+# Checkpoints of a GPU run: stop at step 400 (checkpoints at 200 and 400), resume to the end of
+# the epoch, export the model (moved to the CPU).
+rm -rf "$LOG_DIR/checkpoints"
+check checkpoint_400_steps "$NGPU/$NGPU" - 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
+  --model linear "${ddp[@]}" --max-steps 400 --checkpoint-every 200 \
+  --checkpoint-dir "$LOG_DIR/checkpoints"
+check resume_to_epoch_end "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 resumed_at_400 -- "${MPI[@]}" \
+  -np "$NGPU" "$BIN" --model linear "${ddp[@]}" --checkpoint-dir "$LOG_DIR/checkpoints" \
+  --resume auto --export-model "$LOG_DIR/model.pt" \
+  --metrics-file "$LOG_DIR/resume_to_epoch_end.jsonl"
+
 # Throughput at a batch that keeps a GPU busier (512 per GPU, 117 steps per epoch for 1 GPU):
 # DDP and DP side by side; the floor only says that it still learns.
 check ddp_nccl_cnn_b512 "$NGPU/$NGPU" 0.60 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
