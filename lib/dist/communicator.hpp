@@ -17,7 +17,9 @@ class PendingCollective {
   virtual ~PendingCollective() = default;
   /// Lets the transport make progress without blocking; returns whether it is done.
   virtual bool test() = 0;
-  /// Blocks until done (applying the division of an average). Calling it again does nothing.
+  /// Blocks until done (applying the division of an average); on a GPU transport, until the
+  /// result is ordered before the caller's later work on its stream, which need not wait on the
+  /// host. Calling it again does nothing.
   virtual void wait() = 0;
 };
 

@@ -108,10 +108,10 @@ class NcclPendingCollective final : public PendingCollective {
     return true;
   }
 
+  /// On the host, returns at once: the caller's stream waits (Note [NCCL watchdog]).
   void wait() override {
     if (!done_) return;
-    comm_.wait_for(done_.get(), what_);
-    done_.reset();
+    comm_.hand_over(done_.release(), what_);
   }
 
  private:
@@ -156,6 +156,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout
     settle(ncclCommInitRankConfig(&comm_, size_, id, rank_, &config),
            "ncclCommInitRankConfig (" + std::to_string(size_) + " ranks, device " +
                std::to_string(device_) + ")");
+    watchdog_ = std::make_unique<NcclWatchdog>(comm_, rank_, device_, timeout_seconds_);
   } catch (...) {
     release(/*abort=*/true);
     throw;
@@ -165,6 +166,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout
 NcclCommunicator::~NcclCommunicator() { release(/*abort=*/std::uncaught_exceptions() > 0); }
 
 void NcclCommunicator::release(bool abort) noexcept {
+  watchdog_.reset();  // first: it queries the communicator
   if (comm_ != nullptr) {
     bool clean = !abort && !failed_;
     if (clean) {
@@ -193,6 +195,7 @@ void NcclCommunicator::release(bool abort) noexcept {
 
 void NcclCommunicator::abort_comm() noexcept {
   failed_ = true;
+  watchdog_.reset();  // first: it queries the communicator
   if (comm_ == nullptr) return;
   ncclCommAbort(comm_);
   comm_ = nullptr;
@@ -293,6 +296,13 @@ void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
     }
     pause_after(waited);
   }
+}
+
+void NcclCommunicator::hand_over(cudaEvent_t done, std::string what) {
+  Event owned(done);  // released to the watchdog once the stream wait is in place
+  if (failed_) fail(what, "the communicator was aborted by an earlier error");
+  MDDP_CUDA_CHECK(cudaStreamWaitEvent(caller_stream_, owned.get(), 0));
+  watchdog_->watch(owned.release(), std::move(what));
 }
 
 bool NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {

@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "dist/communicator.hpp"
+#include "dist/nccl_watchdog.hpp"
 
 namespace mnist_ddp::dist {
 
@@ -64,6 +66,9 @@ class NcclCommunicator final : public Communicator {
   bool test(cudaEvent_t done, const std::string& what);
   /// Like wait_for, for destructors: on any failure aborts the communicator and returns false.
   bool wait_quietly(cudaEvent_t done) noexcept;
+  /// Orders the caller's stream after `done` without waiting on the host, and hands the event
+  /// (with its ownership) to the watchdog (Note [NCCL watchdog]). For NcclPendingCollective.
+  void hand_over(cudaEvent_t done, std::string what);
 
  private:
   /// Makes the NCCL stream wait for the caller's work so far (Note [NCCL stream ordering]).
@@ -93,8 +98,9 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;  // the communicator's own stream
   cudaStream_t caller_stream_ = nullptr;
-  cudaEvent_t caller_ready_ = nullptr;  // re-recorded on the caller's stream per collective
-  void* barrier_buffer_ = nullptr;      // one float on the device, for barrier()
+  cudaEvent_t caller_ready_ = nullptr;      // re-recorded on the caller's stream per collective
+  void* barrier_buffer_ = nullptr;          // one float on the device, for barrier()
+  std::unique_ptr<NcclWatchdog> watchdog_;  // from the end of initialisation until release
   int device_ = 0;
   int rank_ = 0;
   int size_ = 1;
