@@ -88,7 +88,7 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
                        std::to_string(train_set.size()) + "); run with at most " +
                        std::to_string(train_set.size()) + " ranks");
     }
-    outputs = std::make_unique<io::RunOutputs>(config, comm, log);
+    outputs = std::make_unique<io::RunOutputs>(config, plan, comm, log);
     faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
   });
   // The whole data set goes to the training device once, as uint8; batches are gathered there.

@@ -68,6 +68,9 @@ void MetricsWriter::write_summary(const train::TrainSummary& summary, double wal
          {"phases_rank0", phase_record(summary.phases)},
          {"world_size", facts_.world_size},
          {"backend", facts_.backend},
+         {"device", facts_.device},
+         {"mode", facts_.mode},
+         {"precision", facts_.precision},
          {"model", facts_.model}});
 }
 

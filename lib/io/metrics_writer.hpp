@@ -17,8 +17,11 @@ constexpr int kMetricsSchema = 2;
 /// Run-wide facts that every record of the file carries or the summary needs.
 struct RunFacts {
   int world_size = 1;
-  std::string backend;  // "mpi"
-  std::string model;    // "linear"
+  std::string backend;    // "mpi" or "nccl"
+  std::string device;     // "cpu" or "cuda"
+  std::string mode;       // "ddp" or "dp"
+  std::string precision;  // "fp32" or "bf16"
+  std::string model;      // "linear"
   double lr = 0;        // the learning rate (constant through the run)
 };
 

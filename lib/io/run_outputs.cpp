@@ -34,13 +34,15 @@ std::string on_rank_zero(const dist::Communicator& comm, const std::string& path
 
 }  // namespace
 
-RunOutputs::RunOutputs(const config::TrainConfig& config, dist::Communicator& comm, const Log& log)
+RunOutputs::RunOutputs(const config::TrainConfig& config, const dist::DevicePlan& plan,
+                       dist::Communicator& comm, const Log& log)
     : config_(config),
       comm_(comm),
       log_(log),
       progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
-               RunFacts{comm.size(), comm.backend(), config.model, config.lr}),
+               RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu", config.mode,
+                        config.precision, config.model, config.lr}),
       timeline_(comm, !config.timeline.empty()) {
   on_rank_zero(comm, config.timeline, "timeline");
   on_rank_zero(comm, config.report, "report");

@@ -9,6 +9,7 @@
 
 #include "config/train_config.hpp"
 #include "dist/communicator.hpp"
+#include "dist/device_plan.hpp"
 #include "dist/layout.hpp"
 #include "io/accuracy_milestones.hpp"
 #include "io/log.hpp"
@@ -27,7 +28,8 @@ class RunOutputs {
  public:
   /// Opens the output files on rank 0; no collectives, so it may run inside an agreed phase.
   /// Throws UsageError naming the option whose file or folder cannot be written.
-  RunOutputs(const config::TrainConfig& config, dist::Communicator& comm, const Log& log);
+  RunOutputs(const config::TrainConfig& config, const dist::DevicePlan& plan,
+             dist::Communicator& comm, const Log& log);
 
   /// Collective: call right before training, with every rank's placement.
   void start(std::vector<dist::RankPlacement> layout);

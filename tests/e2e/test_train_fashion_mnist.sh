@@ -31,6 +31,7 @@ for key in ["test_loss", "test_accuracy", "train_loss", "steps", "train_images_p
     assert key in summary, key
 assert epoch["epoch"] == 1 and epoch["step"] == 469, epoch     # ceil(30000 / 64) steps per rank
 assert summary["world_size"] == 2 and summary["backend"] == "mpi" and summary["model"] == "linear"
+assert (summary["device"], summary["mode"], summary["precision"]) == ("cpu", "ddp", "fp32"), summary
 assert summary["test_accuracy"] >= 0.78, summary
 # Full precision: the accuracy read back is exactly correct / count as a double.
 assert epoch["test_accuracy"] == epoch["test_correct"] / epoch["test_count"], epoch
