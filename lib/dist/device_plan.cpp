@@ -86,8 +86,8 @@ DevicePlan plan_devices(const config::TrainConfig& config, const World& world) {
   }
   // NCCL needs a GPU of its own per rank: with more ranks on a node than GPUs, auto takes MPI
   // (an explicit --backend nccl is refused on every rank when the communicator starts).
-  const bool nccl = config.backend == "nccl" || (config.backend == "auto" && nccl_built_in() &&
-                                                 world.local_size() <= visible);
+  const bool nccl = config.backend == "nccl" ||
+                    (config.backend == "auto" && nccl_built_in() && world.local_size() <= visible);
   plan.backend = nccl && !dp ? "nccl" : "mpi";
   return plan;
 }
