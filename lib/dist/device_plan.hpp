@@ -28,8 +28,9 @@ std::string cuda_unavailable_reason();
 
 /// This rank's plan. --device auto picks cuda when cuda_unavailable_reason() is empty; on cuda
 /// a ddp rank uses GPU local rank % visible GPUs. --backend auto picks nccl on cuda when the build
-/// has it and every rank of the node has a GPU of its own, else mpi. Throws UsageError for cuda, nccl or dp where they cannot run, and for dp
-/// under more than one rank. Local: run it inside run_agreed.
+/// has it and every rank of the node has a GPU of its own, else mpi. Throws UsageError for cuda,
+/// nccl or dp where they cannot run, and for dp under more than one rank. Local: run it inside
+/// run_agreed.
 DevicePlan plan_devices(const config::TrainConfig& config, const World& world);
 
 }  // namespace mnist_ddp::dist
