@@ -286,14 +286,7 @@ void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
   const Clock::time_point start = Clock::now();
   while (!test(done, what)) {
     const double waited = seconds_since(start);
-    if (waited > timeout_seconds_) {
-      char reason[200];
-      std::snprintf(reason, sizeof reason,
-                    "still waiting after %.0f s (a rank stalled, died or called another "
-                    "collective; raise --comm-timeout if such waits are expected)",
-                    waited);
-      fail(what, reason);
-    }
+    if (waited > timeout_seconds_) fail(what, nccl_stall_reason(waited));
     pause_after(waited);
   }
 }

@@ -15,6 +15,15 @@ constexpr std::chrono::milliseconds kPollInterval(100);
 
 }  // namespace
 
+std::string nccl_stall_reason(double waited_seconds) {
+  char reason[200];
+  std::snprintf(reason, sizeof reason,
+                "still waiting after %.0f s (a rank stalled, died or called another collective; "
+                "raise --comm-timeout if such waits are expected)",
+                waited_seconds);
+  return reason;
+}
+
 NcclWatchdog::NcclWatchdog(ncclComm_t comm, int rank, int device, double timeout_seconds)
     : comm_(comm), rank_(rank), device_(device), timeout_seconds_(timeout_seconds), thread_([this] {
         run();
@@ -32,7 +41,7 @@ NcclWatchdog::~NcclWatchdog() {
 
 void NcclWatchdog::watch(cudaEvent_t done, std::string what) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  watched_.push_back({done, std::move(what), std::chrono::steady_clock::now()});
+  watched_.push_back({done, std::move(what), PollClock::now()});
 }
 
 void NcclWatchdog::run() noexcept {
@@ -50,16 +59,8 @@ void NcclWatchdog::run() noexcept {
       if (query != cudaErrorNotReady) {
         give_up(oldest.what, std::string("cudaEventQuery: ") + cudaGetErrorString(query));
       }
-      const double waited =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - oldest.since).count();
-      if (waited > timeout_seconds_) {
-        char reason[200];
-        std::snprintf(reason, sizeof reason,
-                      "still running after %.0f s (a rank stalled, died or called another "
-                      "collective; raise --comm-timeout if such waits are expected)",
-                      waited);
-        give_up(oldest.what, reason);
-      }
+      const double waited = seconds_since(oldest.since);
+      if (waited > timeout_seconds_) give_up(oldest.what, nccl_stall_reason(waited));
       break;
     }
     ncclResult_t state = ncclSuccess;

@@ -6,12 +6,13 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "dist/poll_wait.hpp"
 
 namespace mnist_ddp::dist {
 
@@ -22,6 +23,9 @@ namespace mnist_ddp::dist {
 /// is still running after the timeout, or NCCL reports an asynchronous error, it prints what
 /// and where, aborts the communicator (which ends NCCL's kernels) and ends the process with exit
 /// code 5, as PyTorch's NCCL watchdog does; the launcher then ends the other ranks.
+/// Why a collective that `waited_seconds` past its deadline is given up: for every NCCL wait.
+std::string nccl_stall_reason(double waited_seconds);
+
 class NcclWatchdog {
  public:
   NcclWatchdog(ncclComm_t comm, int rank, int device, double timeout_seconds);
@@ -37,7 +41,7 @@ class NcclWatchdog {
   struct Watched {
     cudaEvent_t done;
     std::string what;
-    std::chrono::steady_clock::time_point since;
+    PollClock::time_point since;
   };
   void run() noexcept;
   /// Prints the failure, aborts the communicator and ends the process (exit code 5).

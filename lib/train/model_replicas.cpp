@@ -40,7 +40,7 @@ std::vector<at::Tensor> ModelReplicas::weighted_losses(const data::Batch& batch)
     const std::int64_t first = static_cast<std::int64_t>(r) * chunk;
     const std::int64_t count = std::min(chunk, total - first);
     model::Classifier& model = r == 0 ? primary_ : *others_[r - 1];
-    model.train(primary_.is_training());
+    if (model.is_training() != primary_.is_training()) model.train(primary_.is_training());
     const at::Tensor inputs = batch.inputs.narrow(0, first, count).to(devices_[r]);
     const at::Tensor targets = batch.targets.narrow(0, first, count).to(devices_[r]);
     const at::Tensor loss = at::cross_entropy_loss(model.forward(inputs).to(at::kFloat), targets);

@@ -197,10 +197,12 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
       // preemption signal costs no extra message per step.
       reducer_.prepare_backward(/*communicate=*/micro + 1 == micro_batches,
                                 /*stop_requested=*/hooks.stop_requested());
-      at::Tensor detached = at::zeros({}, at::TensorOptions(at::kFloat).device(device_));
-      for (at::Tensor& loss : losses) {
-        detached += loss.detach().to(device_);
-        if (micro_batches > 1) loss = loss / static_cast<double>(micro_batches);
+      // The micro-batch's loss (the sum of the replicas' weighted shares under --mode dp).
+      at::Tensor detached = losses[0].detach();
+      for (size_t r = 1; r < losses.size(); ++r)
+        detached = detached + losses[r].detach().to(device_);
+      if (micro_batches > 1) {
+        for (at::Tensor& loss : losses) loss = loss / static_cast<double>(micro_batches);
       }
       // One call for every replica's loss: the GPUs run their backward passes concurrently.
       torch::autograd::backward(losses);
