@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "common/error.hpp"
+#include "common/heap_reuse.hpp"
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
 #include "data/mnist_dataset.hpp"
@@ -161,6 +162,7 @@ int run_training(const dist::World& world, const config::TrainConfig& config,
 
 int main(int argc, char** argv) {
   const Clock::time_point start = Clock::now();
+  keep_freed_memory_for_reuse();  // a refusal only costs speed
   dist::World world(&argc, &argv);
   try {
     config::Command command;

@@ -1,5 +1,5 @@
 // tests/unit/test_models.cpp — make_model: output shapes, exact parameter counts, seeded
-// initialisation, and unknown names.
+// initialisation, the cnn against the textbook layer order, and unknown names.
 #include <ATen/ATen.h>
 #include <doctest/doctest.h>
 #include <torch/utils.h>
@@ -29,6 +29,14 @@ bool same_parameters(model::Classifier& a, model::Classifier& b) {
     if (!at::equal(pa[i], pb[i])) return false;
   }
   return true;
+}
+
+/// The cnn as PyTorch's MNIST example writes it (NCHW, ReLU before pooling, no dropout) with
+/// net's parameters, in registration order.
+at::Tensor textbook_cnn(const std::vector<at::Tensor>& p, const at::Tensor& images) {
+  at::Tensor x = at::conv2d(images, p[0].contiguous(), p[1]).relu();
+  x = at::max_pool2d(at::conv2d(x, p[2].contiguous(), p[3]).relu(), 2).flatten(1);
+  return at::linear(at::linear(x, p[4], p[5]).relu(), p[6], p[7]);
 }
 
 }  // namespace
@@ -65,6 +73,29 @@ TEST_SUITE("make_model") {
       const auto other = make_model(name);
       CHECK(same_parameters(*first, *again));
       CHECK_FALSE(same_parameters(*first, *other));
+    }
+  }
+
+  TEST_CASE("the cnn's reordered, channels-last layers give the textbook values and gradients") {
+    torch::manual_seed(4);
+    const auto net = make_model("cnn");
+    net->eval();  // dropout off: both sides then compute the same function
+    const at::Tensor images = at::randn({5, 1, 28, 28});
+    const at::Tensor labels = at::randint(10, {5});
+    const at::Tensor ours = net->forward(images);
+    at::cross_entropy_loss(ours, labels).backward();
+
+    std::vector<at::Tensor> reference;
+    for (const at::Tensor& p : net->parameters()) {
+      reference.push_back(p.detach().clone().requires_grad_());
+    }
+    const at::Tensor expected = textbook_cnn(reference, images);
+    at::cross_entropy_loss(expected, labels).backward();
+    CHECK(at::allclose(ours, expected, /*rtol=*/1e-4, /*atol=*/1e-5));
+    const auto params = net->parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      CAPTURE(i);
+      CHECK(at::allclose(params[i].grad(), reference[i].grad(), 1e-4, 1e-6));
     }
   }
 
