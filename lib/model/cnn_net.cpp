@@ -6,6 +6,7 @@
 
 #include "model/classifier.hpp"
 #include "model/dropout.hpp"
+#include "model/pooled_features.hpp"
 
 namespace mnist_ddp::model {
 namespace {
@@ -19,8 +20,8 @@ namespace {
 // - With one channel, NCHW strides already count as channels-last, so contiguous(ChannelsLast)
 //   keeps them; oneDNN then judges the input NCHW and conv1 emits NCHW. The input is copied into
 //   explicit channels-last strides instead.
-// - The flatten copies into NCHW order (fc1's weights expect it), so dropout comes after it and
-//   runs on a contiguous tensor; the one mixed-layout backward left is the small pooled ReLU's.
+// - The pooled features are flattened in C, H, W order (fc1's weights expect it), so dropout
+//   comes after the flatten and runs on a contiguous tensor.
 
 class CnnNet final : public Classifier {
  public:
@@ -39,10 +40,10 @@ class CnnNet final : public Classifier {
     const at::Tensor input = at::empty_like(images, at::MemoryFormat::ChannelsLast).copy_(images);
     at::Tensor x = conv1_->forward(input).relu_();  // (B, 32, 26, 26)
     // ReLU is monotonic, so it commutes with max-pooling: pooling first gives the same values
-    // and gradients with a ReLU (forward and backward) over a 4x smaller tensor.
-    x = at::max_pool2d(conv2_->forward(x), 2).relu_();  // (B, 64, 24, 24) -> (B, 64, 12, 12)
+    // and gradients with a ReLU over a 4x smaller tensor, which the fused kernel folds in.
+    x = pooled_features(conv2_->forward(x));  // (B, 64, 24, 24) -> (B, 64 * 12 * 12)
     // Dropout is element-wise with independent draws, so it commutes with the flatten.
-    x = inverted_dropout(x.flatten(1), 0.25, is_training());        // (B, 9216)
+    x = inverted_dropout(x, 0.25, is_training());                   // (B, 9216)
     x = fc1_->forward(x).relu_();                                   // (B, 128)
     return fc2_->forward(inverted_dropout(x, 0.5, is_training()));  // (B, 10)
   }
