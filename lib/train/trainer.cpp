@@ -158,6 +158,11 @@ std::vector<at::Tensor> Trainer::micro_batch_losses(const data::Batch& batch) {
   return {at::cross_entropy_loss(model_.forward(batch.inputs).to(at::kFloat), batch.targets)};
 }
 
+EvalResult Trainer::evaluate_test_set() {
+  return evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size,
+                  config_.precision == "bf16");
+}
+
 bool Trainer::stop_agreed_after_step() {
   if (device_.is_cuda() && progress_.step % kCudaStopCheckSteps != 0) return false;
   return reducer_.any_rank_stopping();
@@ -290,8 +295,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
       break;
     }
     const Clock::time_point evaluation_start = Clock::now();
-    report.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size,
-                           config_.precision == "bf16");
+    report.test = evaluate_test_set();
     if (hooks.on_span)
       hooks.on_span(Span{"evaluate", evaluation_start, Clock::now(), progress_.step});
     evaluated = true;
@@ -306,8 +310,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     checkpoint_at(hooks, CheckpointPoint::kEpochEnd);
   }
   if (!evaluated && !summary.preempted) {  // resumed from the end: still report the result
-    summary.test = evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size,
-                            config_.precision == "bf16");
+    summary.test = evaluate_test_set();
     summary.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
   }
   summary.steps = progress_.step;

@@ -152,6 +152,8 @@ class Trainer {
   LogWindow reduce_window();
   /// This rank's losses of one micro-batch (several under --mode dp), under --precision.
   std::vector<at::Tensor> micro_batch_losses(const data::Batch& batch);
+  /// Collective: the test set's loss and accuracy over all ranks, under --precision.
+  EvalResult evaluate_test_set();
   /// Collective: whether the ranks agreed to stop after the step just taken (Note [Stop
   /// agreement]); on a GPU only every kCudaStopCheckSteps steps.
   bool stop_agreed_after_step();
