@@ -8,11 +8,11 @@
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "config/bench_options.hpp"
-#include "dist/agreed_failure.hpp"
-#include "dist/mpi_communicator.hpp"
-#include "dist/world.hpp"
-#include "io/log.hpp"
+#include "distributed/agreed_failure.hpp"
+#include "distributed/mpi_communicator.hpp"
+#include "distributed/world.hpp"
 
 namespace {
 
@@ -24,12 +24,13 @@ struct Measurement {
 };
 
 /// Each rank contributes rank + 1 in every element, so every element must sum to n(n+1)/2.
-Measurement measure(dist::Communicator& comm, std::int64_t count, const config::BenchConfig& c) {
+Measurement measure(distributed::Communicator& comm, std::int64_t count,
+                    const config::BenchConfig& c) {
   at::Tensor buffer = at::empty({count}, at::kFloat);
   const float expected = comm.size() * (comm.size() + 1) / 2.0f;
   for (int i = 0; i < c.warmup; ++i) {
     buffer.fill_(comm.rank() + 1);
-    comm.all_reduce(buffer, dist::ReduceOp::kSum);
+    comm.all_reduce(buffer, distributed::ReduceOp::kSum);
   }
   double seconds = 0;
   std::int64_t wrong = 0;
@@ -37,20 +38,20 @@ Measurement measure(dist::Communicator& comm, std::int64_t count, const config::
     buffer.fill_(comm.rank() + 1);  // outside the timed region
     comm.barrier();
     const auto start = std::chrono::steady_clock::now();
-    comm.all_reduce(buffer, dist::ReduceOp::kSum);
+    comm.all_reduce(buffer, distributed::ReduceOp::kSum);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     wrong += buffer.ne(expected).sum().item<std::int64_t>();
   }
   at::Tensor totals = at::tensor({seconds / c.iters * 1e6}, at::kDouble);
-  comm.all_reduce(totals, dist::ReduceOp::kMax);
+  comm.all_reduce(totals, distributed::ReduceOp::kMax);
   at::Tensor wrong_total = at::tensor({wrong}, at::kLong);
-  comm.all_reduce(wrong_total, dist::ReduceOp::kSum);
+  comm.all_reduce(wrong_total, distributed::ReduceOp::kSum);
   return {totals.item<double>(), wrong_total.item<std::int64_t>()};
 }
 
-int run(const dist::World& world, const config::BenchConfig& c) {
-  const io::Log log(world.rank(), /*all_ranks=*/false);
-  dist::MpiCommunicator comm(world.comm());
+int run(const distributed::World& world, const config::BenchConfig& c) {
+  const Log log(world.rank(), /*all_ranks=*/false);
+  distributed::MpiCommunicator comm(world.comm());
   log.line("# allreduce_bench: backend %s, %d rank%s on %d node%s, float32 sum, in place",
            comm.backend().c_str(), comm.size(), comm.size() == 1 ? "" : "s", world.node_count(),
            world.node_count() == 1 ? "" : "s");
@@ -82,18 +83,18 @@ int run(const dist::World& world, const config::BenchConfig& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dist::World world(&argc, &argv);
+  distributed::World world(&argc, &argv);
   try {
     config::BenchConfig config;
-    dist::run_agreed(world, [&] { config = config::parse_bench_command(argc, argv); });
+    distributed::run_agreed(world, [&] { config = config::parse_bench_command(argc, argv); });
     if (config.help) {
       if (world.rank() == 0) std::printf("%s", config::bench_help_text().c_str());
       return 0;
     }
     return run(world, config);
-  } catch (const dist::AgreedFailure& failure) {
+  } catch (const distributed::AgreedFailure& failure) {
     return failure.code;
   } catch (const std::exception& error) {
-    world.abort(dist::report_error(world, error));
+    world.abort(distributed::report_error(world, error));
   }
 }

@@ -9,8 +9,8 @@
 namespace mnist_ddp::train {
 
 EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
-                    const data::BatchMaker& batches, dist::Communicator& comm, int batch_size,
-                    bool bf16) {
+                    const data::BatchMaker& batches, distributed::Communicator& comm,
+                    int batch_size, bool bf16) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -36,7 +36,7 @@ EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
   at::Tensor totals =
       at::stack({loss_sum.cpu(), correct.cpu().to(at::kDouble),
                  at::scalar_tensor(static_cast<double>(shard.size(0)), at::kDouble)});
-  comm.all_reduce(totals, dist::ReduceOp::kSum);
+  comm.all_reduce(totals, distributed::ReduceOp::kSum);
   if (was_training) model.train();
 
   EvalResult result;

@@ -8,9 +8,9 @@
 #include <torch/autograd.h>
 #include <torch/utils.h>
 
+#include "ddp/parameter_broadcast.hpp"
 #include "train/autocast_scope.hpp"
 #include "train/make_optimizer.hpp"
-#include "train/parameter_broadcast.hpp"
 
 namespace mnist_ddp::train {
 namespace {
@@ -42,28 +42,6 @@ at::Generator& cpu_generator() {
   return generator;
 }
 
-/// Splits one step's time into its phases: adds each to `times` and, when the run is traced,
-/// reports it as a span.
-class PhaseClock {
- public:
-  PhaseClock(PhaseTimes& times, const TrainerHooks& hooks, std::int64_t step)
-      : times_(times), hooks_(hooks), step_(step) {}
-
-  /// Ends the phase `name` (counted in `field`) now; the next phase starts.
-  void lap(double PhaseTimes::*field, const char* name) {
-    const Clock::time_point now = Clock::now();
-    times_.*field += std::chrono::duration<double>(now - mark_).count();
-    if (hooks_.on_span) hooks_.on_span(Span{name, mark_, now, step_});
-    mark_ = now;
-  }
-
- private:
-  PhaseTimes& times_;
-  const TrainerHooks& hooks_;
-  std::int64_t step_;
-  Clock::time_point mark_ = Clock::now();
-};
-
 /// Optimizer steps that train `samples` images of one rank.
 std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64_t grad_accum) {
   const std::int64_t batches = (samples + batch_size - 1) / batch_size;
@@ -72,18 +50,9 @@ std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64
 
 }  // namespace
 
-PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& other) {
-  data += other.data;
-  forward += other.forward;
-  backward += other.backward;
-  comm_wait += other.comm_wait;
-  optimizer += other.optimizer;
-  return *this;
-}
-
-Trainer::Trainer(const config::TrainConfig& config, const dist::DevicePlan& plan,
-                 dist::Communicator& comm, model::Classifier& model, const data::Dataset& train_set,
-                 const data::Dataset& test_set)
+Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
+                 distributed::Communicator& comm, model::Classifier& model,
+                 const data::Dataset& train_set, const data::Dataset& test_set)
     : config_(config),
       device_(plan.device),
       comm_(comm),
@@ -96,12 +65,12 @@ Trainer::Trainer(const config::TrainConfig& config, const dist::DevicePlan& plan
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
       reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype)),
-      epoch_loss_sum_(at::zeros({}, at::TensorOptions(at::kDouble).device(device_))),
-      window_loss_sum_(at::zeros({}, at::TensorOptions(at::kDouble).device(device_))) {
+      epoch_tally_(device_),
+      window_tally_(device_) {
   if (config.mode == "dp") {
-    replicas_ = std::make_unique<ModelReplicas>(model_, config.model, plan.replicas);
+    replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
   }
-  broadcast_parameters(comm_, model_);
+  ddp::broadcast_parameters(comm_, model_);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
 }
 
@@ -111,43 +80,36 @@ std::int64_t Trainer::steps_per_epoch() const {
 
 bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
   at::Tensor flag = at::full({1}, hooks.stop_requested() ? 1 : 0, at::kLong);
-  comm_.all_reduce(flag, dist::ReduceOp::kMax);
+  comm_.all_reduce(flag, distributed::ReduceOp::kMax);
   return flag.item<std::int64_t>() != 0;
 }
 
 void Trainer::gather_epoch_sums() {
-  at::Tensor sums =
-      at::stack({epoch_loss_sum_.cpu(), at::scalar_tensor(epoch_loss_count_, at::kDouble),
-                 at::scalar_tensor(epoch_images_, at::kDouble)});
-  comm_.all_reduce(sums, dist::ReduceOp::kSum);
-  progress_.loss_sum += sums[0].item<double>();
-  progress_.loss_count += static_cast<std::int64_t>(sums[1].item<double>());
-  progress_.images += static_cast<std::int64_t>(sums[2].item<double>());
-  epoch_loss_sum_.zero_();
-  epoch_loss_count_ = 0;
-  epoch_images_ = 0;
+  at::Tensor sums = epoch_tally_.take();
+  comm_.all_reduce(sums, distributed::ReduceOp::kSum);
+  const auto* sum = sums.data_ptr<double>();
+  progress_.loss_sum += sum[TrainingTally::kLoss];
+  progress_.loss_count += static_cast<std::int64_t>(sum[TrainingTally::kLosses]);
+  progress_.images += static_cast<std::int64_t>(sum[TrainingTally::kImages]);
 }
 
 LogWindow Trainer::reduce_window() {
-  const PhaseTimes& p = window_phases_;
-  at::Tensor sums = at::stack(
-      {window_loss_sum_.cpu(), at::scalar_tensor(window_losses_, at::kDouble),
-       at::scalar_tensor(window_images_, at::kDouble), at::scalar_tensor(p.data, at::kDouble),
-       at::scalar_tensor(p.forward, at::kDouble), at::scalar_tensor(p.backward, at::kDouble),
-       at::scalar_tensor(p.comm_wait, at::kDouble), at::scalar_tensor(p.optimizer, at::kDouble)});
-  comm_.all_reduce(sums, dist::ReduceOp::kSum);
-  const auto* sum = sums.data_ptr<double>();
-  const double ranks = comm_.size();
   LogWindow window;
-  window.steps = window_steps_;
-  window.loss = sum[0] / std::max(1.0, sum[1]);
-  window.images_per_sec = sum[2] / std::max(p.total(), 1e-12);
-  window.phases = {sum[3] / ranks, sum[4] / ranks, sum[5] / ranks, sum[6] / ranks, sum[7] / ranks};
-  window_loss_sum_.zero_();
-  window_losses_ = 0;
-  window_steps_ = 0;
-  window_images_ = 0;
-  window_phases_ = PhaseTimes{};
+  window.steps = window_tally_.steps();
+  at::Tensor sums = window_tally_.take();
+  const auto* sum = sums.data_ptr<double>();
+  // Images per second of this rank's own time in the window, so read before the reduction.
+  const double seconds = PhaseTimes{sum[TrainingTally::kData], sum[TrainingTally::kForward],
+                                    sum[TrainingTally::kBackward], sum[TrainingTally::kCommWait],
+                                    sum[TrainingTally::kOptimizer]}
+                             .total();
+  comm_.all_reduce(sums, distributed::ReduceOp::kSum);
+  const double ranks = comm_.size();
+  window.loss = sum[TrainingTally::kLoss] / std::max(1.0, sum[TrainingTally::kLosses]);
+  window.images_per_sec = sum[TrainingTally::kImages] / std::max(seconds, 1e-12);
+  window.phases = {sum[TrainingTally::kData] / ranks, sum[TrainingTally::kForward] / ranks,
+                   sum[TrainingTally::kBackward] / ranks, sum[TrainingTally::kCommWait] / ranks,
+                   sum[TrainingTally::kOptimizer] / ranks};
   return window;
 }
 
@@ -168,6 +130,79 @@ bool Trainer::stop_agreed_after_step() {
   return reducer_.any_rank_stopping();
 }
 
+at::Tensor Trainer::train_micro_batch(const at::Tensor& indices, int micro_batches,
+                                      bool communicate, const TrainerHooks& hooks,
+                                      PhaseClock& clock) {
+  if (hooks.on_batch) hooks.on_batch(indices);
+  const data::Batch batch = train_batches_.make(indices);
+  clock.lap(&PhaseTimes::data, "data");
+  std::vector<at::Tensor> losses = micro_batch_losses(batch);
+  clock.lap(&PhaseTimes::forward, "forward");
+  // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
+  // preemption signal costs no extra message per step.
+  reducer_.prepare_backward(communicate, /*stop_requested=*/hooks.stop_requested());
+  // The micro-batch's loss (the sum of the replicas' weighted shares under --mode dp).
+  at::Tensor detached = losses[0].detach();
+  for (size_t r = 1; r < losses.size(); ++r) detached = detached + losses[r].detach().to(device_);
+  if (micro_batches > 1) {
+    for (at::Tensor& loss : losses) loss = loss / static_cast<double>(micro_batches);
+  }
+  // One call for every replica's loss: the GPUs run their backward passes concurrently.
+  torch::autograd::backward(losses);
+  clock.lap(&PhaseTimes::backward, "backward");
+  return detached;
+}
+
+Trainer::StepResult Trainer::train_step(const at::Tensor& shard, std::int64_t& first,
+                                        const TrainerHooks& hooks) {
+  const std::int64_t batches_left =
+      (shard.size(0) - first + config_.batch_size - 1) / config_.batch_size;
+  const int micro_batches =
+      static_cast<int>(std::min<std::int64_t>(config_.grad_accum, batches_left));
+  StepResult step;
+  PhaseClock clock(step.phases, hooks.on_span, progress_.step + 1);
+  reducer_.zero_grad();
+  for (int micro = 0; micro < micro_batches; ++micro) {
+    const std::int64_t size = std::min<std::int64_t>(config_.batch_size, shard.size(0) - first);
+    const at::Tensor loss =
+        train_micro_batch(shard.narrow(0, first, size), micro_batches,
+                          /*communicate=*/micro + 1 == micro_batches, hooks, clock);
+    epoch_tally_.add_loss(loss);
+    window_tally_.add_loss(loss);
+    step.images += size;
+    progress_.position += size * comm_.size();
+    first += size;
+  }
+  if (replicas_) replicas_->gather_gradients();
+  reducer_.finish();
+  clock.lap(&PhaseTimes::comm_wait, "comm_wait");
+  optimizer_->step();
+  if (replicas_) replicas_->broadcast_parameters();
+  clock.lap(&PhaseTimes::optimizer, "optimizer");
+  ++progress_.step;
+  return step;
+}
+
+void Trainer::report_step(const StepResult& step, std::int64_t samples_left,
+                          const TrainerHooks& hooks) {
+  if (hooks.on_span && comm_.size() > 1) {
+    for (const ddp::GradientReducer::CollectiveTiming& t : reducer_.last_collectives())
+      hooks.on_span(Span{"allreduce", t.launched, t.done, progress_.step, t.bytes});
+  }
+  if (!hooks.on_step) return;
+  StepReport report;
+  report.step = progress_.step;
+  report.epoch = progress_.epoch + 1;
+  report.epoch_steps = steps_per_epoch();
+  report.epoch_steps_done =
+      report.epoch_steps - steps_for(samples_left, config_.batch_size, config_.grad_accum);
+  report.images = step.images * comm_.size();
+  report.seconds = step.phases.total();
+  if (config_.log_every > 0 && progress_.step % config_.log_every == 0)
+    report.window = reduce_window();
+  hooks.on_step(report);
+}
+
 EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& hooks,
                                  bool& stopped) {
   const Clock::time_point start = Clock::now();
@@ -182,75 +217,12 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   first_step_pending_ = false;
 
   while (first < shard.size(0) && progress_.step < step_limit) {
-    // One optimizer step: up to --grad-accum micro-batches, communicating on the last.
-    const std::int64_t batches_left =
-        (shard.size(0) - first + config_.batch_size - 1) / config_.batch_size;
-    const std::int64_t micro_batches = std::min<std::int64_t>(config_.grad_accum, batches_left);
-    PhaseTimes step_phases;
-    PhaseClock clock(step_phases, hooks, progress_.step + 1);
-    reducer_.zero_grad();
-    std::int64_t step_images = 0;
-    for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
-      const std::int64_t size = std::min<std::int64_t>(config_.batch_size, shard.size(0) - first);
-      const at::Tensor indices = shard.narrow(0, first, size);
-      if (hooks.on_batch) hooks.on_batch(indices);
-      const data::Batch batch = train_batches_.make(indices);
-      clock.lap(&PhaseTimes::data, "data");
-      std::vector<at::Tensor> losses = micro_batch_losses(batch);
-      clock.lap(&PhaseTimes::forward, "forward");
-      // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
-      // preemption signal costs no extra message per step.
-      reducer_.prepare_backward(/*communicate=*/micro + 1 == micro_batches,
-                                /*stop_requested=*/hooks.stop_requested());
-      // The micro-batch's loss (the sum of the replicas' weighted shares under --mode dp).
-      at::Tensor detached = losses[0].detach();
-      for (size_t r = 1; r < losses.size(); ++r)
-        detached = detached + losses[r].detach().to(device_);
-      if (micro_batches > 1) {
-        for (at::Tensor& loss : losses) loss = loss / static_cast<double>(micro_batches);
-      }
-      // One call for every replica's loss: the GPUs run their backward passes concurrently.
-      torch::autograd::backward(losses);
-      clock.lap(&PhaseTimes::backward, "backward");
-      epoch_loss_sum_ += detached;
-      window_loss_sum_ += detached;
-      ++epoch_loss_count_;
-      ++window_losses_;
-      step_images += size;
-      progress_.position += size * comm_.size();
-      first += size;
-    }
-    if (replicas_) replicas_->gather_gradients();
-    reducer_.finish();
-    clock.lap(&PhaseTimes::comm_wait, "comm_wait");
-    optimizer_->step();
-    if (replicas_) replicas_->broadcast_parameters();
-    clock.lap(&PhaseTimes::optimizer, "optimizer");
-    ++progress_.step;
+    const StepResult step = train_step(shard, first, hooks);
     const bool stop = stop_agreed_after_step();
-    ++window_steps_;
-    epoch_images_ += step_images;
-    window_images_ += step_images;
-    phases += step_phases;
-    window_phases_ += step_phases;
-    if (hooks.on_span && comm_.size() > 1) {
-      for (const GradientReducer::CollectiveTiming& t : reducer_.last_collectives())
-        hooks.on_span(Span{"allreduce", t.launched, t.done, progress_.step, t.bytes});
-    }
-    if (hooks.on_step) {
-      StepReport report;
-      report.step = progress_.step;
-      report.epoch = progress_.epoch + 1;
-      report.epoch_steps = steps_per_epoch();
-      report.epoch_steps_done =
-          report.epoch_steps -
-          steps_for(shard.size(0) - first, config_.batch_size, config_.grad_accum);
-      report.images = step_images * comm_.size();
-      report.seconds = step_phases.total();
-      if (config_.log_every > 0 && progress_.step % config_.log_every == 0)
-        report.window = reduce_window();
-      hooks.on_step(report);
-    }
+    epoch_tally_.add_step(step.images, step.phases);
+    window_tally_.add_step(step.images, step.phases);
+    phases += step.phases;
+    report_step(step, shard.size(0) - first, hooks);
     if (stop) {
       stopped = true;
       break;
@@ -258,7 +230,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
     const bool last_step = first >= shard.size(0);
     if (config_.checkpoint_every > 0 && progress_.step % config_.checkpoint_every == 0 &&
         !last_step) {
-      checkpoint_at(hooks, CheckpointPoint::kEveryNSteps);
+      checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
     }
   }
   const bool complete = first >= shard.size(0) && !stopped;
@@ -290,7 +262,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     summary.train_seconds += report.train_seconds;
     summary.phases += report.phases;
     if (stopped || agree_to_stop(hooks)) {
-      checkpoint_at(hooks, CheckpointPoint::kStop);
+      checkpoint_at(hooks, checkpoint::CheckpointPoint::kStop);
       summary.preempted = true;
       break;
     }
@@ -304,10 +276,10 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     summary.test = report.test;
     if (report.complete) {  // the next epoch starts from the beginning of its order
       ++progress_.epoch;
-      progress_ = TrainProgress{progress_.epoch, progress_.step};
+      progress_ = checkpoint::TrainProgress{progress_.epoch, progress_.step};
     }
     hooks.on_epoch(report);
-    checkpoint_at(hooks, CheckpointPoint::kEpochEnd);
+    checkpoint_at(hooks, checkpoint::CheckpointPoint::kEpochEnd);
   }
   if (!evaluated && !summary.preempted) {  // resumed from the end: still report the result
     summary.test = evaluate_test_set();
@@ -318,22 +290,22 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
   return summary;
 }
 
-void Trainer::checkpoint_at(const TrainerHooks& hooks, CheckpointPoint point) {
+void Trainer::checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoint point) {
   const Clock::time_point start = Clock::now();
   hooks.on_checkpoint(point);
   if (hooks.on_span) hooks.on_span(Span{"checkpoint", start, Clock::now(), progress_.step});
 }
 
-io::CheckpointContents Trainer::checkpoint() {
+checkpoint::CheckpointContents Trainer::checkpoint() {
   gather_epoch_sums();
   const at::Tensor rng_states = comm_.all_gather(cpu_generator().get_state());
-  return make_checkpoint(config_, train_set_.size(), comm_.size(), progress_, model_, *optimizer_,
-                         rng_states);
+  return checkpoint::make_checkpoint(config_, train_set_.size(), comm_.size(), progress_, model_,
+                                     *optimizer_, rng_states);
 }
 
-void Trainer::restore(const io::CheckpointContents& contents) {
-  const RestoredRun run =
-      restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);
+void Trainer::restore(const checkpoint::CheckpointContents& contents) {
+  const checkpoint::RestoredRun run =
+      checkpoint::restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);
   progress_ = run.progress;  // identical on every rank, partial epoch sums included
   if (replicas_) replicas_->broadcast_parameters();
   if (run.world_size == comm_.size()) {

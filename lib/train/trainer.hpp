@@ -11,97 +11,31 @@
 
 #include <torch/optim/optimizer.h>
 
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_point.hpp"
+#include "checkpoint/training_checkpoint.hpp"
 #include "config/train_config.hpp"
 #include "data/batch_maker.hpp"
 #include "data/distributed_sampler.hpp"
-#include "dist/communicator.hpp"
-#include "dist/device_plan.hpp"
-#include "io/checkpoint_file.hpp"
+#include "ddp/gradient_reducer.hpp"
+#include "ddp/model_replicas.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/device_plan.hpp"
 #include "model/classifier.hpp"
 #include "train/evaluator.hpp"
-#include "train/gradient_reducer.hpp"
-#include "train/model_replicas.hpp"
-#include "train/training_checkpoint.hpp"
+#include "train/phase_clock.hpp"
+#include "train/train_reports.hpp"
+#include "train/training_tally.hpp"
 
 namespace mnist_ddp::train {
-
-/// Where this rank's training time went, in seconds.
-struct PhaseTimes {
-  double data = 0;       // gathering and normalizing batches
-  double forward = 0;    // forward pass and loss
-  double backward = 0;   // backward pass, with the bucket allreduces it starts
-  double comm_wait = 0;  // waiting for the gradient allreduces to finish
-  double optimizer = 0;  // optimizer step
-  double total() const { return data + forward + backward + comm_wait + optimizer; }
-  PhaseTimes& operator+=(const PhaseTimes& other);
-};
-
-using TraceClock = std::chrono::steady_clock;
-
-/// A stretch of this rank's time, for timelines: a training phase, an allreduce, an evaluation.
-struct Span {
-  const char* name = "";  // "data", "forward", "backward", "comm_wait", "optimizer",
-                          // "allreduce", "evaluate", "checkpoint"
-  TraceClock::time_point start;
-  TraceClock::time_point end;
-  std::int64_t step = 0;   // the optimizer step it belongs to (1-based)
-  std::int64_t bytes = 0;  // an allreduce's payload
-};
-
-/// The steps since the previous window (every --log-every steps), reduced over all ranks.
-struct LogWindow {
-  std::int64_t steps = 0;
-  double loss = 0;            // mean training loss of these steps over all ranks
-  double images_per_sec = 0;  // images of all ranks / this rank's training time in the window
-  PhaseTimes phases;          // seconds per rank in the window, averaged over the ranks
-};
-
-/// One optimizer step, as every rank sees it right after the step.
-struct StepReport {
-  std::int64_t step = 0;         // optimizer steps since the start of training, this one included
-  std::int64_t epoch = 0;        // 1-based
-  std::int64_t epoch_steps = 0;  // optimizer steps of the whole epoch
-  std::int64_t epoch_steps_done = 0;  // of them, done now
-  std::int64_t images = 0;            // trained in this step by all ranks together
-  double seconds = 0;                 // this step on this rank
-  std::optional<LogWindow> window;    // every --log-every steps (the same steps on every rank)
-};
-
-/// What one epoch did, reduced over all ranks (identical on every rank, but `phases`).
-struct EpochReport {
-  std::int64_t epoch = 0;      // 1-based
-  std::int64_t step = 0;       // optimizer steps since the start of training
-  bool complete = true;        // false when --max-steps ended the epoch early
-  double train_loss = 0;       // mean of the per-step losses, averaged over ranks
-  EvalResult test;             // evaluation on the test set after the epoch
-  std::int64_t images = 0;     // training images of this epoch, all ranks together
-  double train_seconds = 0;    // training time of the epoch in this process, excluding evaluation
-  double images_per_sec = 0;   // images trained in this process / train_seconds: global throughput
-  double elapsed_seconds = 0;  // since the start of training in this process
-  PhaseTimes phases;           // this rank's
-};
-
-/// The run as a whole (this process's part of it, when resumed).
-struct TrainSummary {
-  std::int64_t steps = 0;   // optimizer steps since the start of training, resumed ones included
-  double train_loss = 0;    // of the last epoch
-  EvalResult test;          // after the last epoch
-  std::int64_t images = 0;  // trained by this process
-  double train_seconds = 0;
-  double images_per_sec = 0;
-  bool preempted = false;  // a stop signal ended the run early (after a checkpoint)
-  PhaseTimes phases;       // this rank's, all epochs
-};
-
-/// Why a checkpoint is due; every rank gets the same calls in the same order.
-enum class CheckpointPoint { kEveryNSteps, kEpochEnd, kStop };
 
 /// Callbacks of a run. on_checkpoint is called on every rank at each checkpoint point (it may
 /// run collectives, e.g. Trainer::checkpoint); stop_requested is this rank's view of a stop
 /// signal, which the ranks agree on between steps.
 struct TrainerHooks {
   std::function<void(const EpochReport&)> on_epoch = [](const EpochReport&) {};
-  std::function<void(CheckpointPoint)> on_checkpoint = [](CheckpointPoint) {};
+  std::function<void(checkpoint::CheckpointPoint)> on_checkpoint = [](checkpoint::CheckpointPoint) {
+  };
   std::function<bool()> stop_requested = [] { return false; };
   /// When set, called with the sample indices of every training batch (tests, tracing).
   std::function<void(const at::Tensor&)> on_batch;
@@ -119,27 +53,43 @@ struct TrainerHooks {
 /// other device of `plan.replicas` (Note [DataParallel replicas]).
 class Trainer {
  public:
-  Trainer(const config::TrainConfig& config, const dist::DevicePlan& plan, dist::Communicator& comm,
-          model::Classifier& model, const data::Dataset& train_set, const data::Dataset& test_set);
+  Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
+          distributed::Communicator& comm, model::Classifier& model, const data::Dataset& train_set,
+          const data::Dataset& test_set);
 
   /// Trains until --epochs, --max-steps or an agreed stop.
   TrainSummary run(const TrainerHooks& hooks);
 
   /// Collective: the checkpoint of the run as it stands between steps (identical on every
   /// rank; only rank 0 needs to write it).
-  io::CheckpointContents checkpoint();
+  checkpoint::CheckpointContents checkpoint();
 
   /// Every rank, with the same contents: continue from a checkpoint. With the world size that
   /// wrote it the run continues bitwise as if never interrupted; with another world size the
   /// epoch's sample order continues where it stopped.
-  void restore(const io::CheckpointContents& contents);
+  void restore(const checkpoint::CheckpointContents& contents);
 
-  const TrainProgress& progress() const { return progress_; }
+  const checkpoint::TrainProgress& progress() const { return progress_; }
 
   /// Optimizer steps per full epoch on every rank.
   std::int64_t steps_per_epoch() const;
 
  private:
+  /// What one optimizer step did on this rank.
+  struct StepResult {
+    std::int64_t images = 0;  // of this rank
+    PhaseTimes phases;
+  };
+  /// One optimizer step: up to --grad-accum micro-batches of `shard` from position `first`
+  /// (advanced past them), communicating on the last, then the optimizer.
+  StepResult train_step(const at::Tensor& shard, std::int64_t& first, const TrainerHooks& hooks);
+  /// Forward and backward of the micro-batch `indices`, one of `micro_batches` in the step; the
+  /// bucket allreduces start during its backward when `communicate`. Returns its detached loss.
+  at::Tensor train_micro_batch(const at::Tensor& indices, int micro_batches, bool communicate,
+                               const TrainerHooks& hooks, PhaseClock& clock);
+  /// The step's allreduce spans and StepReport (with a LogWindow every --log-every steps);
+  /// `samples_left` of the epoch's shard remain.
+  void report_step(const StepResult& step, std::int64_t samples_left, const TrainerHooks& hooks);
   /// Trains the rest of the current epoch, or until `step_limit` or an agreed stop.
   EpochReport train_epoch(std::int64_t step_limit, const TrainerHooks& hooks, bool& stopped);
   /// Collective: whether any rank has been asked to stop.
@@ -147,7 +97,7 @@ class Trainer {
   /// Moves the partial epoch sums of every rank into progress_ (collective).
   void gather_epoch_sums();
   /// Calls hooks.on_checkpoint, timed as a span.
-  void checkpoint_at(const TrainerHooks& hooks, CheckpointPoint point);
+  void checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoint point);
   /// Collective: the log window ending at this step, reduced over all ranks.
   LogWindow reduce_window();
   /// This rank's losses of one micro-batch (several under --mode dp), under --precision.
@@ -160,7 +110,7 @@ class Trainer {
 
   const config::TrainConfig& config_;
   c10::Device device_;
-  dist::Communicator& comm_;
+  distributed::Communicator& comm_;
   model::Classifier& model_;
   const data::Dataset& train_set_;
   const data::Dataset& test_set_;
@@ -168,21 +118,12 @@ class Trainer {
   data::BatchMaker test_batches_;
   data::DistributedSampler sampler_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  GradientReducer reducer_;
-  std::unique_ptr<ModelReplicas> replicas_;  // --mode dp only
-  TrainProgress progress_;
-  // This rank's loss sum, rank-steps and images of the epoch since they were last gathered
-  // into progress_; the loss sum is a tensor on the training device, so the loop never waits
-  // for a value.
-  at::Tensor epoch_loss_sum_;
-  std::int64_t epoch_loss_count_ = 0;
-  std::int64_t epoch_images_ = 0;
-  // The same for the current log window (--log-every): loss sum, rank-steps, images, phases.
-  at::Tensor window_loss_sum_;
-  std::int64_t window_losses_ = 0;  // micro-batch losses in window_loss_sum_
-  std::int64_t window_steps_ = 0;   // optimizer steps
-  std::int64_t window_images_ = 0;  // of this rank
-  PhaseTimes window_phases_;
+  ddp::GradientReducer reducer_;
+  std::unique_ptr<ddp::ModelReplicas> replicas_;  // --mode dp only
+  checkpoint::TrainProgress progress_;
+  // This rank's sums since they were last gathered into progress_, and since the last log window.
+  TrainingTally epoch_tally_;
+  TrainingTally window_tally_;
   bool first_step_pending_ = true;
 };
 

@@ -11,8 +11,8 @@
 
 #include <ATen/ATen.h>
 
+#include "checkpoint/checkpoint_file.hpp"
 #include "common/error.hpp"
-#include "io/checkpoint_file.hpp"
 #include "outcome.hpp"
 
 namespace {
@@ -31,10 +31,11 @@ bool same_bits(const at::Tensor& a, const at::Tensor& b) {
 
 void decode_and_check(const std::string& bytes) {
   mnist_ddp::fuzz::expect_only<mnist_ddp::CheckpointError>([&] {
-    const io::CheckpointContents contents = io::decode_checkpoint(bytes, "fuzz input");
+    const checkpoint::CheckpointContents contents =
+        checkpoint::decode_checkpoint(bytes, "fuzz input");
     // What we read back, we can write again and read back the same.
-    const io::CheckpointContents again =
-        io::decode_checkpoint(io::encode_checkpoint(contents), "re-encoded fuzz input");
+    const checkpoint::CheckpointContents again = checkpoint::decode_checkpoint(
+        checkpoint::encode_checkpoint(contents), "re-encoded fuzz input");
     require_property(again.tensors.size() == contents.tensors.size(), "same tensor count");
     for (size_t i = 0; i < contents.tensors.size(); ++i) {
       require_property(again.tensors[i].first == contents.tensors[i].first, "same tensor names");
@@ -50,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string bytes(reinterpret_cast<const char*>(data), size);
   decode_and_check(bytes);
   if (bytes.size() >= kTrailer) {
-    const std::uint32_t crc = io::checkpoint_checksum(bytes);
+    const std::uint32_t crc = checkpoint::checkpoint_checksum(bytes);
     for (size_t i = 0; i < kTrailer; ++i) {
       bytes[bytes.size() - kTrailer + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
     }

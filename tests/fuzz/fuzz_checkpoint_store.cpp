@@ -16,9 +16,9 @@
 
 #include <ATen/ATen.h>
 
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_store.hpp"
 #include "common/error.hpp"
-#include "io/checkpoint_file.hpp"
-#include "io/checkpoint_store.hpp"
 #include "outcome.hpp"
 
 namespace {
@@ -55,16 +55,16 @@ void write(const std::string& path, const char* data, std::size_t size) {
 /// The intact checkpoint beside the fuzzed manifest. Its size and CRC-32 are in the seed
 /// manifests (tests/fuzz/corpus/fuzz_checkpoint_store/), so mutations start from a match.
 std::string intact_checkpoint() {
-  io::CheckpointContents contents;
+  checkpoint::CheckpointContents contents;
   contents.meta = {{"step", 1}};
   contents.tensors = {{"w", at::tensor(std::vector<float>{1.0f, -2.0f})},
                       {"b", at::tensor(std::vector<std::uint8_t>{9})}};
-  return io::encode_checkpoint(contents);
+  return checkpoint::encode_checkpoint(contents);
 }
 
-void decode(const io::StoredCheckpoint& stored) {
+void decode(const checkpoint::StoredCheckpoint& stored) {
   require_property(!stored.path.empty(), "a checkpoint found has a path");
-  io::decode_checkpoint(stored.bytes, stored.path);
+  checkpoint::decode_checkpoint(stored.bytes, stored.path);
 }
 
 }  // namespace
@@ -79,9 +79,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string manifest = folder().path + "/ckpt-step-000000001.json";
   write(manifest, reinterpret_cast<const char*>(data), size);
   mnist_ddp::fuzz::expect_only<mnist_ddp::CheckpointError>(
-      [&] { decode(io::read_checkpoint(manifest)); });
+      [&] { decode(checkpoint::read_checkpoint(manifest)); });
   mnist_ddp::fuzz::expect_only<mnist_ddp::CheckpointError>([&] {
-    const io::CheckpointStore store(folder().path, /*keep_last=*/3);
+    const checkpoint::CheckpointStore store(folder().path, /*keep_last=*/3);
     const auto newest = store.newest_intact([](const std::string&) {});
     require_property(newest.has_value(), "a folder with a manifest is never empty");
     decode(*newest);

@@ -29,7 +29,7 @@ def gz(data):
 
 
 def checkpoint(meta, tensors, version=1, crc=True):
-    """A checkpoint as lib/io/checkpoint_file.cpp writes it: "MDDPCKPT", version (u32 LE),
+    """A checkpoint as lib/checkpoint/checkpoint_file.cpp writes it: "MDDPCKPT", version (u32 LE),
     header length (u64 LE), JSON header (keys sorted, no spaces), payload, CRC-32 (u32 LE)."""
     header, payload = dict(meta), b""
     header["tensors"] = []

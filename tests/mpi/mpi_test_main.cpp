@@ -3,19 +3,19 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "mpi_test_world.hpp"
+#include "support/mpi_test_world.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
-const dist::World* current_world = nullptr;
+const distributed::World* current_world = nullptr;
 }  // namespace
 
-const dist::World& test_world() { return *current_world; }
+const distributed::World& test_world() { return *current_world; }
 
 }  // namespace mnist_ddp::testing
 
 int main(int argc, char** argv) {
-  mnist_ddp::dist::World world(&argc, &argv);
+  mnist_ddp::distributed::World world(&argc, &argv);
   mnist_ddp::testing::current_world = &world;
   doctest::Context context(argc, argv);
   context.setOption("no-colors", true);  // ctest logs are files

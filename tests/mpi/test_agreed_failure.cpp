@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "common/error.hpp"
-#include "dist/agreed_failure.hpp"
-#include "mpi_test_world.hpp"
+#include "distributed/agreed_failure.hpp"
+#include "support/mpi_test_world.hpp"
 
 namespace mnist_ddp::dist {
 namespace {

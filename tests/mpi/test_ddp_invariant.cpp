@@ -5,10 +5,10 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
-#include "dist/mpi_communicator.hpp"
+#include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
-#include "mpi_test_world.hpp"
-#include "synthetic_dataset.hpp"
+#include "support/mpi_test_world.hpp"
+#include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
 
 namespace mnist_ddp::train {
@@ -27,22 +27,23 @@ at::Tensor flat_parameters(model::Classifier& model) {
 }
 
 /// Trains a fresh model for kSteps steps of `batch` images per rank over `comm`.
-at::Tensor train_parameters(const config::TrainConfig& base, dist::Communicator& comm, int batch,
-                            const data::Dataset& train_set, const data::Dataset& test_set) {
+at::Tensor train_parameters(const config::TrainConfig& base, distributed::Communicator& comm,
+                            int batch, const data::Dataset& train_set,
+                            const data::Dataset& test_set) {
   config::TrainConfig config = base;
   config.batch_size = batch;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, dist::DevicePlan{}, comm, *model, train_set, test_set);
+  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
   const TrainSummary summary = trainer.run(TrainerHooks{});
   CHECK(summary.steps == kSteps);
   return flat_parameters(*model);
 }
 
 void check_invariant(const config::TrainConfig& config) {
-  const dist::World& world = testing::test_world();
-  dist::MpiCommunicator everyone(world.comm());
-  dist::MpiCommunicator alone(MPI_COMM_SELF);
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator everyone(world.comm());
+  distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/11);
   const data::Dataset test_set = testing::synthetic_dataset(64, /*seed=*/12);
 
@@ -82,13 +83,13 @@ TEST_CASE("N ranks with batch B match one rank with batch N*B: mlp, SGD with mom
 }
 
 TEST_CASE("parameters are broadcast from rank 0 even when ranks initialise differently") {
-  const dist::World& world = testing::test_world();
-  dist::MpiCommunicator everyone(world.comm());
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator everyone(world.comm());
   const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/11);
   config::TrainConfig config = invariant_config();
   torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, dist::DevicePlan{}, everyone, *model, train_set, train_set);
+  Trainer trainer(config, distributed::DevicePlan{}, everyone, *model, train_set, train_set);
   at::Tensor mine = flat_parameters(*model);
   at::Tensor rank0 = mine.clone();
   everyone.broadcast(rank0, /*root=*/0);

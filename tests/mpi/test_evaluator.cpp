@@ -3,18 +3,18 @@
 
 #include <torch/utils.h>
 
-#include "dist/mpi_communicator.hpp"
-#include "mpi_test_world.hpp"
-#include "synthetic_dataset.hpp"
+#include "distributed/mpi_communicator.hpp"
+#include "support/mpi_test_world.hpp"
+#include "support/synthetic_dataset.hpp"
 #include "train/evaluator.hpp"
 
 namespace mnist_ddp::train {
 namespace {
 
 TEST_CASE("evaluation over N ranks equals evaluation on one rank, for a size not divisible by N") {
-  const dist::World& world = testing::test_world();
-  dist::MpiCommunicator everyone(world.comm());
-  dist::MpiCommunicator alone(MPI_COMM_SELF);
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator everyone(world.comm());
+  distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const data::Dataset test_set = testing::synthetic_dataset(997, /*seed=*/5);
   const data::BatchMaker batches(test_set, 0.1307, 0.3081);
   torch::manual_seed(3);

@@ -6,11 +6,11 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
-#include "dist/mpi_communicator.hpp"
+#include "ddp/gradient_reducer.hpp"
+#include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
-#include "mpi_test_world.hpp"
-#include "synthetic_dataset.hpp"
-#include "train/gradient_reducer.hpp"
+#include "support/mpi_test_world.hpp"
+#include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
 
 namespace mnist_ddp::train {
@@ -33,10 +33,10 @@ std::pair<at::Tensor, TrainSummary> trained(const config::TrainConfig& config,
                                             const TrainerHooks& hooks = TrainerHooks{}) {
   static const data::Dataset train_set = testing::synthetic_dataset(960, /*seed=*/31);
   static const data::Dataset test_set = testing::synthetic_dataset(32, /*seed=*/32);
-  dist::MpiCommunicator comm(testing::test_world().comm());
+  distributed::MpiCommunicator comm(testing::test_world().comm());
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, dist::DevicePlan{}, comm, *model, train_set, test_set);
+  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
   const TrainSummary summary = trainer.run(hooks);
   std::vector<at::Tensor> flat;
   for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
@@ -48,7 +48,7 @@ double max_difference(const at::Tensor& a, const at::Tensor& b) {
 }
 
 TEST_CASE("one bucket per parameter gives the parameters of a single bucket") {
-  dist::MpiCommunicator comm(testing::test_world().comm());
+  distributed::MpiCommunicator comm(testing::test_world().comm());
   torch::manual_seed(1);
   const auto model = model::make_model("mlp");
   GradientReducer tiny(comm, model->parameters(), /*bucket_mb=*/1e-6, at::kFloat);
@@ -89,7 +89,7 @@ TEST_CASE("gradients sent as bfloat16 or float16 stay close to float32") {
 }
 
 TEST_CASE("a stop request on the last rank stops every rank after the same step") {
-  const dist::World& world = testing::test_world();
+  const distributed::World& world = testing::test_world();
   int steps_seen = 0;
   TrainerHooks hooks;
   hooks.on_batch = [&](const at::Tensor&) { ++steps_seen; };

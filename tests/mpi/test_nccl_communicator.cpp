@@ -8,11 +8,11 @@
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
-#include "dist/make_communicator.hpp"
-#include "mpi_test_world.hpp"
+#include "distributed/make_communicator.hpp"
+#include "support/mpi_test_world.hpp"
 
 #if MNIST_DDP_HAVE_NCCL
-#include "dist/cuda_devices.hpp"
+#include "distributed/cuda_devices.hpp"
 #endif
 
 namespace mnist_ddp::dist {

@@ -6,11 +6,11 @@
 #include <torch/utils.h>
 
 #include "data/distributed_sampler.hpp"
-#include "dist/broadcast_bytes.hpp"
-#include "dist/mpi_communicator.hpp"
+#include "distributed/broadcast_bytes.hpp"
+#include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
-#include "mpi_test_world.hpp"
-#include "synthetic_dataset.hpp"
+#include "support/mpi_test_world.hpp"
+#include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
 
 namespace mnist_ddp::train {
@@ -41,19 +41,19 @@ at::Tensor flat_parameters(model::Classifier& model) {
 /// parameters, and when `stop_after` > 0 the checkpoint taken after that many steps instead.
 struct Run {
   at::Tensor parameters;
-  io::CheckpointContents checkpoint;
+  checkpoint::CheckpointContents checkpoint;
   TrainSummary summary;
 };
 
-Run train_run(config::TrainConfig config, dist::Communicator& comm,
-              const io::CheckpointContents* saved, std::int64_t stop_after,
+Run train_run(config::TrainConfig config, distributed::Communicator& comm,
+              const checkpoint::CheckpointContents* saved, std::int64_t stop_after,
               const std::function<void(const at::Tensor&)>& on_batch = nullptr) {
   static const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/21);
   static const data::Dataset test_set = testing::synthetic_dataset(40, /*seed=*/22);
   config.max_steps = stop_after;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, dist::DevicePlan{}, comm, *model, train_set, test_set);
+  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
   if (saved != nullptr) trainer.restore(*saved);
   TrainerHooks hooks;
   hooks.on_batch = on_batch;
@@ -61,14 +61,15 @@ Run train_run(config::TrainConfig config, dist::Communicator& comm,
   run.summary = trainer.run(hooks);
   if (stop_after > 0) {
     // Through the file format, as a real resume goes.
-    run.checkpoint = io::decode_checkpoint(io::encode_checkpoint(trainer.checkpoint()), "test");
+    run.checkpoint =
+        checkpoint::decode_checkpoint(checkpoint::encode_checkpoint(trainer.checkpoint()), "test");
   }
   run.parameters = flat_parameters(*model);
   return run;
 }
 
 void check_exact_resume(const config::TrainConfig& config) {
-  dist::MpiCommunicator comm(testing::test_world().comm());
+  distributed::MpiCommunicator comm(testing::test_world().comm());
   const Run uninterrupted = train_run(config, comm, nullptr, 0);
   const std::int64_t per_rank = (kTrainSize + comm.size() - 1) / comm.size();
   const std::int64_t steps_per_epoch = (per_rank + config.batch_size - 1) / config.batch_size;
@@ -95,7 +96,7 @@ TEST_CASE("resuming mid-epoch is bitwise exact: mlp, Adam") {
 
 /// A communicator over the first `ranks` world ranks; MPI_COMM_NULL on the others.
 MPI_Comm first_ranks(int ranks) {
-  const dist::World& world = testing::test_world();
+  const distributed::World& world = testing::test_world();
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_split(world.comm(), world.rank() < ranks ? 0 : MPI_UNDEFINED, world.rank(), &comm);
   return comm;
@@ -104,8 +105,8 @@ MPI_Comm first_ranks(int ranks) {
 /// Trains `steps` steps on `from` ranks, resumes on `to` ranks for the rest of the epoch, and
 /// counts how often each sample was trained on, over all ranks.
 at::Tensor sample_counts(int from, int to, std::int64_t steps) {
-  const dist::World& world = testing::test_world();
-  dist::MpiCommunicator everyone(world.comm());
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator everyone(world.comm());
   config::TrainConfig config = resume_config("linear", "sgd");
   config.epochs = 1;
   at::Tensor counts = at::zeros({kTrainSize}, at::kLong);
@@ -115,20 +116,21 @@ at::Tensor sample_counts(int from, int to, std::int64_t steps) {
 
   std::string bytes;
   if (MPI_Comm comm = first_ranks(from); comm != MPI_COMM_NULL) {
-    dist::MpiCommunicator before(comm);
-    bytes = io::encode_checkpoint(train_run(config, before, nullptr, steps, count).checkpoint);
+    distributed::MpiCommunicator before(comm);
+    bytes =
+        checkpoint::encode_checkpoint(train_run(config, before, nullptr, steps, count).checkpoint);
     MPI_Comm_free(&comm);
   }
-  const io::CheckpointContents saved =
-      io::decode_checkpoint(dist::broadcast_bytes(everyone, bytes), "broadcast");
+  const checkpoint::CheckpointContents saved =
+      checkpoint::decode_checkpoint(distributed::broadcast_bytes(everyone, bytes), "broadcast");
 
   if (MPI_Comm comm = first_ranks(to); comm != MPI_COMM_NULL) {
-    dist::MpiCommunicator after(comm);
+    distributed::MpiCommunicator after(comm);
     const Run resumed = train_run(config, after, &saved, 0, count);
     CHECK(resumed.summary.steps > steps);
     MPI_Comm_free(&comm);
   }
-  everyone.all_reduce(counts, dist::ReduceOp::kSum);
+  everyone.all_reduce(counts, distributed::ReduceOp::kSum);
   return counts;
 }
 

@@ -9,11 +9,11 @@
 
 #include <ATen/ATen.h>
 
-#include "dist/device_plan.hpp"
-#include "dist/make_communicator.hpp"
-#include "dist/mpi_communicator.hpp"
-#include "dist/staging_communicator.hpp"
-#include "mpi_test_world.hpp"
+#include "distributed/device_plan.hpp"
+#include "distributed/make_communicator.hpp"
+#include "distributed/mpi_communicator.hpp"
+#include "distributed/staging_communicator.hpp"
+#include "support/mpi_test_world.hpp"
 
 namespace mnist_ddp::dist {
 namespace {

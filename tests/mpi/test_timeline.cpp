@@ -6,10 +6,10 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "dist/mpi_communicator.hpp"
-#include "idx_writer.hpp"
-#include "io/timeline.hpp"
-#include "mpi_test_world.hpp"
+#include "distributed/mpi_communicator.hpp"
+#include "report/timeline.hpp"
+#include "support/idx_writer.hpp"
+#include "support/mpi_test_world.hpp"
 
 namespace mnist_ddp::io {
 namespace {
@@ -18,8 +18,8 @@ using train::Span;
 using train::TraceClock;
 
 TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank 0") {
-  const dist::World& world = testing::test_world();
-  dist::MpiCommunicator comm(world.comm());
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator comm(world.comm());
   const testing::TempDir folder;  // rank 0's is the one written to
   const std::string path = folder.file("trace.json");
 
@@ -34,7 +34,7 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
     timeline.add(Span{"backward", t1, t2, step});
     timeline.add(Span{"allreduce", t1, t2, step, /*bytes=*/4096});
   }
-  timeline.write(path, dist::gather_layout(world, "cpu", 1));
+  timeline.write(path, distributed::gather_layout(world, "cpu", 1));
   if (world.rank() != 0) return;
 
   std::ifstream file(path);
@@ -78,8 +78,8 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
 }
 
 TEST_CASE("a disabled timeline writes nothing") {
-  const dist::World& world = testing::test_world();
-  dist::MpiCommunicator comm(world.comm());
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator comm(world.comm());
   const testing::TempDir folder;
   Timeline timeline(comm, /*enabled=*/false);
   timeline.start();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/report/check_report.sh — provides: a headless-Chromium check of an HTML run report
-# (lib/io/run_report.hpp), usable on any report file, from the sample or from a real run.
+# (lib/report/run_report.hpp), usable on any report file, from the sample or from a real run.
 #
 #   tests/report/check_report.sh [--allow-no-data] REPORT.html [SCREENSHOT.png]
 #

@@ -9,14 +9,14 @@
 #include <random>
 #include <string>
 
-#include "io/run_report.hpp"
+#include "report/run_report.hpp"
 
 namespace {
 
-using mnist_ddp::io::ReportEpoch;
-using mnist_ddp::io::ReportRank;
-using mnist_ddp::io::ReportStep;
-using mnist_ddp::io::RunReport;
+using mnist_ddp::report::ReportEpoch;
+using mnist_ddp::report::ReportRank;
+using mnist_ddp::report::ReportStep;
+using mnist_ddp::report::RunReport;
 
 // 60000 images / 4 ranks / 64 per step, rounded up: the steps of one epoch.
 constexpr std::int64_t kStepsPerEpoch = 235;
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
       report.ranks.clear();
       report.summary = {{"result", "no step was run"}};
     }
-    mnist_ddp::io::write_run_report(argv[argc - 1], report);
+    mnist_ddp::report::write_run_report(argv[argc - 1], report);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sample_report: %s\n", e.what());
     return 1;

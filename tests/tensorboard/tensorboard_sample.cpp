@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "io/tensorboard_writer.hpp"
+#include "report/tensorboard_writer.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    mnist_ddp::io::TensorBoardWriter writer(argv[1]);
+    mnist_ddp::report::TensorBoardWriter writer(argv[1]);
     writer.add_scalar("train/loss", 0, 2.5, /*wall_time=*/1700000000.0);
     writer.add_scalar("train/loss", 1, 0.0, /*wall_time=*/1700000001.5);
     writer.add_scalar("train/loss", 2, -1.75, /*wall_time=*/1700000002.0);

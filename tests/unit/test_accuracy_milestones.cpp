@@ -1,7 +1,7 @@
 // tests/unit/test_accuracy_milestones.cpp — the first epoch at or above each accuracy counts.
 #include <doctest/doctest.h>
 
-#include "io/accuracy_milestones.hpp"
+#include "report/accuracy_milestones.hpp"
 
 namespace mnist_ddp::io {
 namespace {

@@ -7,14 +7,14 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "idx_writer.hpp"
-#include "io/atomic_file.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
-using io::write_file_atomically;
+using write_file_atomically;
 
 /// The names of everything in `folder`.
 std::set<std::string> folder_names(const std::string& folder) {

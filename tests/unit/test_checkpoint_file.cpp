@@ -10,16 +10,16 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include "checkpoint/checkpoint_file.hpp"
 #include "common/error.hpp"
-#include "idx_writer.hpp"
-#include "io/checkpoint_file.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
-using io::CheckpointContents;
-using io::decode_checkpoint;
-using io::encode_checkpoint;
+using checkpoint::CheckpointContents;
+using checkpoint::decode_checkpoint;
+using checkpoint::encode_checkpoint;
 
 // Named in every error, as a real path would be.
 const std::string kOrigin = "/runs/ckpt/ckpt-step-000000042.mddp";
@@ -130,7 +130,7 @@ TEST_SUITE("checkpoint file") {
     const CheckpointContents original = every_type();
     const std::string file = encode_checkpoint(original);
     CHECK(file.compare(0, 8, "MDDPCKPT") == 0);
-    CHECK(read_u32(file, kVersionAt) == io::kCheckpointFormatVersion);
+    CHECK(read_u32(file, kVersionAt) == checkpoint::kCheckpointFormatVersion);
     CHECK(file[kHeaderAt] == '{');  // the JSON header follows the preamble
 
     const CheckpointContents decoded = decode_checkpoint(file, kOrigin);
@@ -215,13 +215,14 @@ TEST_SUITE("checkpoint file") {
 
   TEST_CASE("a newer format version is refused as newer, even with a correct CRC") {
     std::string file = small_file();
-    const std::string version = little_endian(io::kCheckpointFormatVersion + 1);
+    const std::string version = little_endian(checkpoint::kCheckpointFormatVersion + 1);
     file.replace(kVersionAt, 4, version);
     fix_trailer(file);
     const std::string message = decode_error(file);
     INFO("message: ", message);
     CHECK(contains(message, kOrigin + ": "));
-    CHECK(contains(message, "format version " + std::to_string(io::kCheckpointFormatVersion + 1)));
+    CHECK(contains(message,
+                   "format version " + std::to_string(checkpoint::kCheckpointFormatVersion + 1)));
     CHECK(contains(message, "newer"));
   }
 
@@ -307,18 +308,18 @@ TEST_SUITE("checkpoint file") {
   }
 
   TEST_CASE("checksum is zlib's CRC-32") {
-    CHECK(io::checksum("123456789") == 0xCBF43926u);  // the standard check value
-    CHECK(io::checksum("") == 0u);
+    CHECK(checkpoint::checksum("123456789") == 0xCBF43926u);  // the standard check value
+    CHECK(checkpoint::checksum("") == 0u);
   }
 
   TEST_CASE("checkpoint_checksum is the file's trailer and tells checkpoints apart") {
     const std::string first = small_file();
     const std::string second = encode_checkpoint(every_type());
-    CHECK(io::checkpoint_checksum(first) == read_u32(first, first.size() - 4));
-    CHECK(io::checkpoint_checksum(second) == read_u32(second, second.size() - 4));
-    CHECK(io::checkpoint_checksum(first) == zlib_crc(first.substr(0, first.size() - 4)));
-    CHECK(io::checkpoint_checksum(first) != io::checkpoint_checksum(second));
-    CHECK(io::checkpoint_checksum("abc") == 0u);  // too short for a trailer
+    CHECK(checkpoint::checkpoint_checksum(first) == read_u32(first, first.size() - 4));
+    CHECK(checkpoint::checkpoint_checksum(second) == read_u32(second, second.size() - 4));
+    CHECK(checkpoint::checkpoint_checksum(first) == zlib_crc(first.substr(0, first.size() - 4)));
+    CHECK(checkpoint::checkpoint_checksum(first) != checkpoint::checkpoint_checksum(second));
+    CHECK(checkpoint::checkpoint_checksum("abc") == 0u);  // too short for a trailer
   }
 }
 

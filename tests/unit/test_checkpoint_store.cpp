@@ -11,18 +11,18 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_store.hpp"
 #include "common/error.hpp"
-#include "idx_writer.hpp"
-#include "io/checkpoint_file.hpp"
-#include "io/checkpoint_store.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using io::CheckpointStore;
-using io::read_checkpoint;
-using io::StoredCheckpoint;
+using checkpoint::CheckpointStore;
+using checkpoint::read_checkpoint;
+using checkpoint::StoredCheckpoint;
 
 /// Writes `bytes` to `path`, replacing it.
 void write_bytes(const std::string& path, const std::string& bytes) {
@@ -40,10 +40,10 @@ std::set<std::string> folder_names(const std::string& folder) {
 
 /// A valid checkpoint file whose contents differ with `step`.
 std::string checkpoint_bytes(std::int64_t step) {
-  io::CheckpointContents contents;
+  checkpoint::CheckpointContents contents;
   contents.meta = {{"step", step}};
   contents.tensors = {{"w", at::full({3}, static_cast<double>(step), at::kFloat)}};
-  return io::encode_checkpoint(contents);
+  return checkpoint::encode_checkpoint(contents);
 }
 
 /// The manifest fields a caller passes in for `step`.
@@ -103,7 +103,7 @@ TEST_SUITE("CheckpointStore") {
     const auto manifest = nlohmann::json::parse(read_bytes(dir.file("ckpt-step-000000007.json")));
     CHECK(manifest.at("file") == "ckpt-step-000000007.mddp");
     CHECK(manifest.at("bytes") == bytes.size());
-    CHECK(manifest.at("crc32") == io::checkpoint_checksum(bytes));
+    CHECK(manifest.at("crc32") == checkpoint::checkpoint_checksum(bytes));
     CHECK(manifest.at("step") == 7);
     CHECK(manifest.at("epoch") == 0);
     CHECK(manifest.at("test_accuracy") == 0.5);
@@ -195,7 +195,7 @@ TEST_SUITE("CheckpointStore") {
     const std::string bytes = read_bytes(damaged);
     auto manifest = nlohmann::json::parse(read_bytes(dir.file("ckpt-step-000000002.json")));
     manifest["bytes"] = bytes.size();
-    manifest["crc32"] = io::checkpoint_checksum(bytes);
+    manifest["crc32"] = checkpoint::checkpoint_checksum(bytes);
     write_bytes(dir.file("ckpt-step-000000002.json"), manifest.dump());
 
     const std::string warning =
@@ -259,7 +259,7 @@ TEST_SUITE("CheckpointStore") {
       nlohmann::json manifest = manifest_for(2);
       manifest["file"] = file;
       manifest["bytes"] = outside.size();
-      manifest["crc32"] = io::checkpoint_checksum(outside);
+      manifest["crc32"] = checkpoint::checkpoint_checksum(outside);
       const std::string manifest_path = folder + "/ckpt-step-000000002.json";
       write_bytes(manifest_path, manifest.dump());
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "dist/cuda_devices.hpp"
+#include "distributed/cuda_devices.hpp"
 
 namespace mnist_ddp::dist {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 #include "data/idx_file.hpp"
-#include "idx_writer.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "common/error.hpp"
 #include "data/mnist_dataset.hpp"
-#include "idx_writer.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {

@@ -8,14 +8,14 @@
 #include <torch/utils.h>
 
 #include "common/error.hpp"
-#include "idx_writer.hpp"
-#include "io/model_export.hpp"
 #include "model/classifier.hpp"
+#include "model/model_export.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
-using io::export_model;
+using model::export_model;
 using model::make_model;
 
 /// True when both networks hold the same named parameters and buffers, bit for bit.

@@ -6,8 +6,8 @@
 #include <torch/autograd.h>
 #include <torch/utils.h>
 
+#include "ddp/model_replicas.hpp"
 #include "model/classifier.hpp"
-#include "train/model_replicas.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
@@ -39,8 +39,8 @@ std::vector<at::Tensor> replica_gradients(const std::string& name, const data::B
   const auto primary = model::make_model(name);
   primary->eval();
   torch::manual_seed(99);  // replicas must take the primary's parameters, not their own
-  train::ModelReplicas replicas(*primary, name,
-                                std::vector<c10::Device>(replica_count, c10::Device(c10::kCPU)));
+  ddp::ModelReplicas replicas(*primary, name,
+                              std::vector<c10::Device>(replica_count, c10::Device(c10::kCPU)));
   std::vector<at::Tensor> losses = replicas.weighted_losses(batch);
   if (loss_sum != nullptr) *loss_sum = at::stack(losses).sum().detach();
   torch::autograd::backward(losses);
@@ -87,8 +87,7 @@ TEST_SUITE("ModelReplicas") {
   TEST_CASE("replicas start from the primary's parameters and follow it after a step") {
     torch::manual_seed(3);
     const auto primary = model::make_model("mlp");
-    train::ModelReplicas replicas(*primary, "mlp",
-                                  {c10::Device(c10::kCPU), c10::Device(c10::kCPU)});
+    ddp::ModelReplicas replicas(*primary, "mlp", {c10::Device(c10::kCPU), c10::Device(c10::kCPU)});
     // Gradients of the second replica reach the primary, and are zeroed on the replica.
     std::vector<at::Tensor> losses = replicas.weighted_losses(random_batch(8));
     REQUIRE(losses.size() == 2);

@@ -5,8 +5,8 @@
 #include <torch/utils.h>
 
 #include "common/error.hpp"
-#include "idx_writer.hpp"
 #include "model/classifier.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "common/error.hpp"
 #include "config/options.hpp"
-#include "idx_writer.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <doctest/doctest.h>
 
-#include "io/log.hpp"
-#include "io/progress.hpp"
+#include "common/log.hpp"
+#include "report/progress.hpp"
 
 namespace mnist_ddp::io {
 namespace {

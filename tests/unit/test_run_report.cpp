@@ -8,16 +8,16 @@
 #include <doctest/doctest.h>
 
 #include "common/error.hpp"
-#include "idx_writer.hpp"
-#include "io/run_report.hpp"
+#include "report/run_report.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
-using io::ReportEpoch;
-using io::ReportRank;
-using io::ReportStep;
-using io::RunReport;
+using report::ReportEpoch;
+using report::ReportRank;
+using report::ReportStep;
+using report::RunReport;
 
 const char* const kChartIds[] = {"chart-loss", "chart-accuracy", "chart-throughput",
                                  "chart-phases"};
@@ -78,7 +78,7 @@ RunReport make_report(int epochs, int steps) {
 /// Writes `report` to a file and reads it back.
 std::string written(const RunReport& report) {
   TempDir dir;
-  io::write_run_report(dir.file("report.html"), report);
+  report::write_run_report(dir.file("report.html"), report);
   return read_bytes(dir.file("report.html"));
 }
 
@@ -222,7 +222,7 @@ TEST_SUITE("write_run_report") {
     TempDir dir;
     const std::string path = dir.file("missing/report.html");
     const std::string message =
-        error_message<UsageError>([&] { io::write_run_report(path, make_report(1, 1)); });
+        error_message<UsageError>([&] { report::write_run_report(path, make_report(1, 1)); });
     INFO("message: ", message);
     CHECK(contains(message, "cannot write the run report '" + path + "'"));
   }

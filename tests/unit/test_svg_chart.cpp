@@ -7,16 +7,16 @@
 
 #include <doctest/doctest.h>
 
-#include "idx_writer.hpp"
-#include "io/svg_chart.hpp"
+#include "report/svg_chart.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
-using io::format_number;
-using io::format_tick;
-using io::html_escape;
-using io::nice_ticks;
+using report::format_number;
+using report::format_tick;
+using report::html_escape;
+using report::nice_ticks;
 
 }  // namespace
 
@@ -94,27 +94,27 @@ TEST_SUITE("svg_chart") {
   }
 
   TEST_CASE("a line chart without a finite point is a note, with the chart's id") {
-    io::LineChart chart;
+    report::LineChart chart;
     chart.id = "chart-x";
     chart.no_data_note = "nothing <here>";
-    CHECK(io::line_chart_html(chart) ==
+    CHECK(report::line_chart_html(chart) ==
           "<p class=\"no-data\" id=\"chart-x\">No data: nothing &lt;here&gt;</p>\n");
     chart.series.push_back({"loss", "#000", {{1, std::nan("")}, {std::nan(""), 2}}});
-    CHECK(contains(io::line_chart_html(chart), "class=\"no-data\""));
+    CHECK(contains(report::line_chart_html(chart), "class=\"no-data\""));
     chart.series[0].points.emplace_back(3, 4);
-    const std::string svg = io::line_chart_html(chart);
+    const std::string svg = report::line_chart_html(chart);
     CHECK(svg.rfind("<svg id=\"chart-x\"", 0) == 0);
     CHECK(contains(svg, "<circle class=\"marker\""));  // one point: a dot, not an empty line
     CHECK(contains(svg, "2 non-finite values (nan, inf) not drawn"));
   }
 
   TEST_CASE("a percentage axis stops at its maximum") {
-    io::LineChart chart;
+    report::LineChart chart;
     chart.id = "chart-accuracy";
     chart.y_max = 100;
     // One epoch at 97%: widened to 87.3..106.7, which round ticks would take to 110.
     chart.series.push_back({"accuracy", "#000", {{1, 97.0}}});
-    const std::string svg = io::line_chart_html(chart);
+    const std::string svg = report::line_chart_html(chart);
     CHECK(contains(svg, ">85</text>"));
     CHECK(contains(svg, ">100</text>"));
     CHECK_FALSE(contains(svg, ">105</text>"));
@@ -122,17 +122,17 @@ TEST_SUITE("svg_chart") {
   }
 
   TEST_CASE("stacked bars draw positive values only, and a note when there are none") {
-    io::StackedBarChart chart;
+    report::StackedBarChart chart;
     chart.id = "chart-phases";
     chart.unit = " ms";
     chart.segments = {{"a", "#111"}, {"b", "#222"}, {"c", "#333"}};
     chart.no_data_note = "no timings";
     chart.bars = {{"rank 0", "host", {0, 0, 0}, false}};
-    CHECK(contains(io::stacked_bar_chart_html(chart), "class=\"no-data\""));
+    CHECK(contains(report::stacked_bar_chart_html(chart), "class=\"no-data\""));
 
     chart.bars = {{"rank 0", "host0", {1, 0, 2}, false},
                   {"rank 1", "host1", {1, std::nan(""), -1}, true}};
-    const std::string svg = io::stacked_bar_chart_html(chart);
+    const std::string svg = report::stacked_bar_chart_html(chart);
     CHECK(contains(svg, "<svg id=\"chart-phases\""));
     size_t segments = 0;
     for (size_t at = svg.find("class=\"segment\""); at != std::string::npos;

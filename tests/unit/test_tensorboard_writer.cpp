@@ -14,15 +14,15 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
-#include "event_decoder.hpp"
-#include "idx_writer.hpp"
-#include "io/tensorboard_writer.hpp"
-#include "io/tfrecord.hpp"
+#include "report/tensorboard_writer.hpp"
+#include "report/tfrecord.hpp"
+#include "support/event_decoder.hpp"
+#include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
-using io::TensorBoardWriter;
+using report::TensorBoardWriter;
 
 // Spelled out here, from TensorFlow's record_writer.cc, so the tests do not trust the code they
 // test: uint64 length, uint32 masked CRC of the length, data, uint32 masked CRC of the data.
@@ -119,27 +119,27 @@ TEST_SUITE("TensorBoardWriter") {
   TEST_CASE("tensorboard: CRC-32C and its mask agree with the reference values") {
     // The CRC-32C check value, and RFC 3720's test vectors (B.4).
     CHECK(reference_crc32c("123456789") == 0xE3069283u);
-    CHECK(io::crc32c("123456789") == 0xE3069283u);
-    CHECK(io::crc32c(std::string(32, '\0')) == 0x8A9136AAu);
-    CHECK(io::crc32c(std::string(32, '\xff')) == 0x62A8AB43u);
+    CHECK(report::crc32c("123456789") == 0xE3069283u);
+    CHECK(report::crc32c(std::string(32, '\0')) == 0x8A9136AAu);
+    CHECK(report::crc32c(std::string(32, '\xff')) == 0x62A8AB43u);
     std::string ascending;
     for (int i = 0; i < 32; ++i) ascending.push_back(static_cast<char>(i));
-    CHECK(io::crc32c(ascending) == 0x46DD794Eu);
-    CHECK(io::crc32c("") == 0u);
-    CHECK(io::masked_crc32c("") == 0xa282ead8u);
-    CHECK(io::masked_crc32c("123456789") == reference_mask(0xE3069283u));
+    CHECK(report::crc32c(ascending) == 0x46DD794Eu);
+    CHECK(report::crc32c("") == 0u);
+    CHECK(report::masked_crc32c("") == 0xa282ead8u);
+    CHECK(report::masked_crc32c("123456789") == reference_mask(0xE3069283u));
   }
 
   TEST_CASE("tensorboard: tfrecord_frame lays out length, masked CRCs and data") {
     const std::string data("a\0b", 3);
-    const std::string record = io::tfrecord_frame(data);
+    const std::string record = report::tfrecord_frame(data);
     REQUIRE(record.size() == kHeaderBytes + data.size() + kFooterBytes);
     CHECK(record.substr(0, 8) == std::string("\x03\0\0\0\0\0\0\0", 8));
     CHECK(little_endian_at(record, 8, 4) == reference_mask(reference_crc32c(record.substr(0, 8))));
     CHECK(record.substr(kHeaderBytes, data.size()) == data);
     CHECK(little_endian_at(record, kHeaderBytes + data.size(), 4) ==
           reference_mask(reference_crc32c(data)));
-    CHECK(read_records(io::tfrecord_frame("")) == std::vector<std::string>{""});
+    CHECK(read_records(report::tfrecord_frame("")) == std::vector<std::string>{""});
   }
 
   TEST_CASE("tensorboard: the file is named for TensorBoard and holds file_version, then scalars") {

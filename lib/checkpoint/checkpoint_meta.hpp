@@ -1,0 +1,37 @@
+// lib/checkpoint/checkpoint_meta.hpp — provides: TrainProgress and CheckpointMeta, the JSON header
+// of a training checkpoint, with its one writer (to_json) and its one reader
+// (read_checkpoint_meta): no other code spells the header's keys.
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace mnist_ddp::checkpoint {
+
+/// Where training stands; everything needed, with the parameters, to continue exactly.
+struct TrainProgress {
+  std::int64_t epoch = 0;     // 0-based epoch in progress
+  std::int64_t step = 0;      // optimizer steps since the start of training
+  std::int64_t position = 0;  // positions of the epoch's (padded) global order already trained
+  // Partial sums of the epoch so far, over all ranks, so its report is the same after a resume.
+  double loss_sum = 0;
+  std::int64_t loss_count = 0;  // rank-steps the loss sum covers
+  std::int64_t images = 0;      // training images of the epoch so far, all ranks
+};
+
+/// The header of a training checkpoint (the file format's JSON part; the tensors come apart).
+struct CheckpointMeta {
+  int world_size = 0;       // ranks of the run that wrote it
+  TrainProgress progress;   // where that run stood
+  nlohmann::json training;  // the options that shape training (see training_checkpoint.cpp)
+};
+
+/// The header as written, with the versions of this build.
+nlohmann::json to_json(const CheckpointMeta& meta);
+
+/// Reads a header. Throws CheckpointError naming the field when the format is not a training
+/// checkpoint, or a field is missing, of the wrong JSON type or out of range.
+CheckpointMeta read_checkpoint_meta(const nlohmann::json& header);
+
+}  // namespace mnist_ddp::checkpoint

@@ -1,0 +1,113 @@
+// lib/checkpoint/checkpointer.cpp — checkpoint policy: who writes, who reads, what the manifest
+// says.
+#include "checkpoint/checkpointer.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include <ATen/ATen.h>
+
+#include "checkpoint/checkpoint_meta.hpp"
+#include "distributed/agreed_failure.hpp"
+#include "distributed/broadcast_bytes.hpp"
+
+namespace mnist_ddp::checkpoint {
+namespace {
+
+const char* describe(CheckpointPoint point) {
+  switch (point) {
+    case CheckpointPoint::kEveryNSteps:
+      return "every-n-steps";
+    case CheckpointPoint::kEpochEnd:
+      return "epoch-end";
+    case CheckpointPoint::kStop:
+      return "stop-signal";
+  }
+  return "unknown";
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+}  // namespace
+
+Checkpointer::Checkpointer(const config::TrainConfig& config, const distributed::World& world,
+                           distributed::Communicator& comm, const Log& log)
+    : config_(config), world_(world), comm_(comm), log_(log) {
+  distributed::run_agreed(world_, [&] {
+    if (world_.rank() == 0 && !config_.checkpoint_dir.empty()) {
+      store_ = std::make_unique<CheckpointStore>(config_.checkpoint_dir, config_.keep_last);
+    }
+  });
+}
+
+std::optional<CheckpointContents> Checkpointer::load() {
+  if (config_.resume == "never") return std::nullopt;
+  std::optional<StoredCheckpoint> stored;
+  distributed::run_agreed(world_, [&] {
+    if (world_.rank() != 0) return;
+    if (config_.resume == "auto") {
+      stored = store_->newest_intact([](const std::string& warning) {
+        std::fprintf(stderr, "mnist_ddp: warning: %s\n", warning.c_str());
+      });
+    } else {
+      stored = read_checkpoint(config_.resume);
+    }
+    // Fail here, on rank 0, agreed: a damaged file or header ends every rank with exit 4.
+    if (stored) read_checkpoint_meta(decode_checkpoint(stored->bytes, stored->path).meta);
+  });
+  at::Tensor found = at::full({1}, stored ? 1 : 0, at::kLong);
+  comm_.broadcast(found, /*root=*/0);
+  if (found.item<std::int64_t>() == 0) {
+    log_.line("# resume: no checkpoint in %s yet, starting from scratch",
+              config_.checkpoint_dir.c_str());
+    return std::nullopt;
+  }
+  const std::string path = stored ? stored->path : std::string();
+  const std::string bytes = distributed::broadcast_bytes(comm_, stored ? stored->bytes : "");
+  CheckpointContents contents = decode_checkpoint(bytes, "broadcast checkpoint");
+  const CheckpointMeta meta = read_checkpoint_meta(contents.meta);
+  log_.line("# resume: %s (step %lld, epoch %lld, written by %d rank%s)", path.c_str(),
+            static_cast<long long>(meta.progress.step),
+            static_cast<long long>(meta.progress.epoch) + 1, meta.world_size,
+            meta.world_size == 1 ? "" : "s");
+  return contents;
+}
+
+void Checkpointer::save(CheckpointPoint point, const std::function<CheckpointContents()>& collect) {
+  if (config_.checkpoint_dir.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  const CheckpointContents contents = collect();  // collective
+  if (world_.rank() != 0) return;
+
+  const std::string bytes = encode_checkpoint(contents);
+  const TrainProgress progress = read_checkpoint_meta(contents.meta).progress;
+  nlohmann::json manifest = {{"format", "mnist_ddp checkpoint manifest"},
+                             {"step", progress.step},
+                             {"epochs_completed", progress.epoch},
+                             {"epoch_position", progress.position},
+                             {"reason", describe(point)},
+                             {"world_size", comm_.size()},
+                             {"model", config_.model},
+                             {"created", utc_now()},
+                             {"mnist_ddp_version", MNIST_DDP_VERSION}};
+  if (last_epoch_) {
+    manifest["metrics"] = {{"epoch", last_epoch_->epoch},
+                           {"train_loss", last_epoch_->train_loss},
+                           {"test_loss", last_epoch_->test_loss},
+                           {"test_accuracy", last_epoch_->test_accuracy}};
+  }
+  const std::string path = store_->save(progress.step, bytes, manifest);
+  const double pause =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_.line("# checkpoint (%s) step %lld -> %s: %.1f KB, training paused %.1f ms", describe(point),
+            static_cast<long long>(progress.step), path.c_str(), bytes.size() / 1024.0,
+            pause * 1000.0);
+}
+
+}  // namespace mnist_ddp::checkpoint

@@ -1,0 +1,47 @@
+// lib/checkpoint/training_checkpoint.hpp — provides: the mapping between a training run (model,
+// optimizer, progress, RNG states) and CheckpointContents, with the checks that a checkpoint fits
+// the run it is loaded into.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <torch/optim/optimizer.h>
+
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_meta.hpp"
+#include "config/train_config.hpp"
+#include "model/classifier.hpp"
+
+namespace mnist_ddp::checkpoint {
+
+/// The checkpoint of a run: `rng_states` is (world size, state bytes), one CPU generator state
+/// per rank, so dropout continues exactly when the world size is unchanged.
+CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64_t train_size,
+                                   int world_size, const TrainProgress& progress,
+                                   model::Classifier& model, torch::optim::Optimizer& optimizer,
+                                   const at::Tensor& rng_states);
+
+/// What a checkpoint restores besides parameters and optimizer state.
+struct RestoredRun {
+  TrainProgress progress;
+  int world_size = 0;     // of the run that wrote it
+  at::Tensor rng_states;  // (that world size, state bytes)
+};
+
+/// Checks that `contents` was written for this model, options and data set size (throws
+/// CheckpointError listing every difference), then loads parameters, buffers and optimizer
+/// state into `model` and `optimizer` (on their devices).
+RestoredRun restore_checkpoint(const CheckpointContents& contents,
+                               const config::TrainConfig& config, std::int64_t train_size,
+                               model::Classifier& model, torch::optim::Optimizer& optimizer);
+
+/// "--model: checkpoint cnn, this run linear; --lr: ..." for every option in which the training
+/// shape `saved` (from a checkpoint) differs from `current`; empty when they agree.
+std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current);
+
+/// Loads only the parameters and buffers (for evaluation), after checking the model name.
+void restore_model(const CheckpointContents& contents, const std::string& model_name,
+                   model::Classifier& model);
+
+}  // namespace mnist_ddp::checkpoint

@@ -1,0 +1,111 @@
+// lib/common/versions.cpp — version strings, read from the libraries actually loaded.
+#include "common/versions.hpp"
+
+#include <array>
+#include <filesystem>
+
+#include <dlfcn.h>
+#include <link.h>
+#include <mpi.h>
+#include <torch/version.h>
+
+#if MNIST_DDP_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#endif
+
+namespace mnist_ddp {
+namespace {
+
+std::string mpi_library_version() {
+  std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> text{};
+  int length = 0;
+  MPI_Get_library_version(text.data(), &length);
+  std::string version(text.data(), length);
+  return version.substr(0, version.find_first_of(",\n"));  // "Open MPI v4.1.4"
+}
+
+/// Paths of the loaded shared objects whose file name mentions BLAS.
+std::vector<std::string> loaded_blas_paths() {
+  std::vector<std::string> paths;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        const std::string file = std::filesystem::path(path).filename().string();
+        if (file.find("blas") != std::string::npos) {
+          static_cast<std::vector<std::string>*>(out)->push_back(path);
+        }
+        return 0;
+      },
+      &paths);
+  return paths;
+}
+
+#if MNIST_DDP_HAVE_NCCL
+/// 22809 -> "2.28.9" (NCCL's code since 2.9: major * 10000 + minor * 100 + patch).
+std::string nccl_version_text(int code) {
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
+}
+
+/// 13000 -> "13.0" (CUDA's code: major * 1000 + minor * 10).
+std::string cuda_version_text(int code) {
+  return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
+}
+
+/// "2.28.9 (built with 2.28.9)": the loaded library may differ from the header compiled in.
+std::string nccl_version() {
+  const std::string built = std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
+                            std::to_string(NCCL_PATCH);
+  int code = 0;
+  const std::string loaded =
+      ncclGetVersion(&code) == ncclSuccess ? nccl_version_text(code) : "unknown";
+  return loaded + " (built with " + built + ")";
+}
+
+/// "runtime 13.0, driver 13.0 (built with 13.0)"; "runtime 13.0, no driver (...)" without one.
+std::string cuda_version() {
+  int runtime = 0;
+  int driver = 0;
+  const std::string runtime_text =
+      cudaRuntimeGetVersion(&runtime) == cudaSuccess ? cuda_version_text(runtime) : "unknown";
+  // Without libcuda the call fails, or reports 0.
+  const std::string driver_text = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0
+                                      ? "driver " + cuda_version_text(driver)
+                                      : "no driver";
+  cudaGetLastError();  // leave no sticky error behind for the training code
+  return "runtime " + runtime_text + ", " + driver_text + " (built with " +
+         cuda_version_text(CUDART_VERSION) + ")";
+}
+#else
+std::string nccl_version() { return "not built in"; }
+std::string cuda_version() { return "not built in"; }
+#endif
+
+}  // namespace
+
+std::string loaded_blas() {
+  // Debian picks the BLAS behind libblas.so.3 with update-alternatives; the resolved path
+  // tells which one (reference, OpenBLAS, BLIS, MKL).
+  std::string where;
+  for (const std::string& path : loaded_blas_paths()) {
+    std::error_code ignored;
+    const std::string resolved = std::filesystem::canonical(path, ignored).string();
+    if (!where.empty()) where += ", ";
+    where += resolved.empty() ? path : resolved;
+  }
+  using ConfigFn = const char* (*)();
+  if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
+    return std::string(config()) + " (" + where + ")";
+  }
+  return where.empty() ? "none found" : where;
+}
+
+std::vector<std::pair<std::string, std::string>> component_versions() {
+  return {
+      {"mnist_ddp", MNIST_DDP_VERSION}, {"LibTorch", TORCH_VERSION}, {"MPI", mpi_library_version()},
+      {"NCCL", nccl_version()},         {"CUDA", cuda_version()},    {"BLAS", loaded_blas()},
+  };
+}
+
+}  // namespace mnist_ddp

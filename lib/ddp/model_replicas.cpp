@@ -1,0 +1,77 @@
+// lib/ddp/model_replicas.cpp — scatter, forward, gather gradients, broadcast parameters.
+#include "ddp/model_replicas.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+
+namespace mnist_ddp::ddp {
+namespace {
+
+/// Copies `from`'s parameters and buffers into `to`'s (same network, any devices).
+void copy_state(const model::Classifier& from, model::Classifier& to) {
+  torch::NoGradGuard no_grad;  // writing into leaf tensors that require grad
+  const std::vector<at::Tensor> source = from.parameters();
+  const std::vector<at::Tensor> target = to.parameters();
+  for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
+  const std::vector<at::Tensor> source_buffers = from.buffers();
+  const std::vector<at::Tensor> target_buffers = to.buffers();
+  for (size_t i = 0; i < source_buffers.size(); ++i) target_buffers[i].copy_(source_buffers[i]);
+}
+
+}  // namespace
+
+ModelReplicas::ModelReplicas(model::Classifier& primary, const std::string& model_name,
+                             std::vector<c10::Device> devices)
+    : primary_(primary), devices_(std::move(devices)) {
+  for (size_t r = 1; r < devices_.size(); ++r) {
+    std::shared_ptr<model::Classifier> replica = model::make_model(model_name);
+    replica->to(devices_[r]);
+    replica->train(primary_.is_training());
+    others_.push_back(std::move(replica));
+  }
+  broadcast_parameters();
+}
+
+std::vector<at::Tensor> ModelReplicas::weighted_losses(const data::Batch& batch) {
+  const std::int64_t total = batch.inputs.size(0);
+  const auto chunk = static_cast<std::int64_t>((total + size() - 1) / size());
+  std::vector<at::Tensor> losses;
+  for (size_t r = 0; r < size() && static_cast<std::int64_t>(r) * chunk < total; ++r) {
+    const std::int64_t first = static_cast<std::int64_t>(r) * chunk;
+    const std::int64_t count = std::min(chunk, total - first);
+    model::Classifier& model = r == 0 ? primary_ : *others_[r - 1];
+    if (model.is_training() != primary_.is_training()) model.train(primary_.is_training());
+    const at::Tensor inputs = batch.inputs.narrow(0, first, count).to(devices_[r]);
+    const at::Tensor targets = batch.targets.narrow(0, first, count).to(devices_[r]);
+    const at::Tensor loss = at::cross_entropy_loss(model.forward(inputs).to(at::kFloat), targets);
+    losses.push_back(loss * (static_cast<double>(count) / static_cast<double>(total)));
+  }
+  return losses;
+}
+
+void ModelReplicas::gather_gradients() {
+  const std::vector<at::Tensor> primary = primary_.parameters();
+  for (const std::shared_ptr<model::Classifier>& replica : others_) {
+    const std::vector<at::Tensor> parameters = replica->parameters();
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      at::Tensor grad = parameters[i].grad();
+      if (!grad.defined()) continue;  // this replica never had a chunk yet
+      // A copy even on the same device (tests run replicas on the CPU): `grad` is zeroed next.
+      const at::Tensor moved = grad.to(devices_[0], grad.scalar_type(), /*non_blocking=*/false,
+                                       /*copy=*/true);
+      at::Tensor& into = primary[i].mutable_grad();
+      if (into.defined()) {
+        into.add_(moved);
+      } else {
+        into = moved;
+      }
+      grad.zero_();
+    }
+  }
+}
+
+void ModelReplicas::broadcast_parameters() {
+  for (const std::shared_ptr<model::Classifier>& replica : others_) copy_state(primary_, *replica);
+}
+
+}  // namespace mnist_ddp::ddp

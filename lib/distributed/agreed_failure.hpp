@@ -1,0 +1,40 @@
+// lib/distributed/agreed_failure.hpp — provides: run_agreed(world, phase), the agreed error path
+// for phases that every rank runs (option parsing, data loading): a failure on any rank ends every
+// rank with the same exit code, and the message is printed once; throw_unless_all_succeeded, the
+// same agreement for set-up steps inside the library (communicators).
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "distributed/world.hpp"
+
+namespace mnist_ddp::distributed {
+
+/// Thrown on every rank after a failure that all ranks agreed on; the message has already been
+/// printed. `code` is the exit code every rank should return.
+struct AgreedFailure : std::runtime_error {
+  explicit AgreedFailure(int exit_code) : std::runtime_error("agreed failure"), code(exit_code) {}
+  int code;
+};
+
+/// Runs `phase` on this rank, then agrees with every rank (one MPI_Allreduce) on whether any
+/// failed. If one did, the failing rank with the highest exit code (lowest rank among equals)
+/// prints its error and every rank throws AgreedFailure with that code.
+void run_agreed(const World& world, const std::function<void()>& phase);
+
+/// Collective over `comm`: returns when every rank's `local_error` is empty. Otherwise every
+/// rank throws CommError: a failed rank with its own `local_error`, the others with "<step>
+/// failed on rank R" naming the lowest failed rank. Keeps the healthy ranks from waiting forever in
+/// a later collective that the failed ones never reach.
+void throw_unless_all_succeeded(MPI_Comm comm, const std::string& local_error,
+                                const std::string& step);
+
+/// Prints "mnist_ddp: error: [rank R@host] <what>" to stderr, with a --help hint for usage
+/// errors, and returns the exit code that `error` maps to.
+int report_error(const World& world, const std::exception& error);
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,64 @@
+// lib/distributed/cuda_devices.cpp — device queries through the CUDA runtime API.
+#include "distributed/cuda_devices.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+
+#include "common/error.hpp"
+#include "distributed/gpu_check.hpp"
+
+namespace mnist_ddp::distributed {
+
+std::string CudaDevice::describe() const {
+  return "cuda:" + std::to_string(index) + " (" + name + ", " + pci_bus_id + ")";
+}
+
+int cuda_device_count() {
+  int count = 0;
+  // Without a driver (libcuda.so.1 missing) the runtime answers cudaErrorInsufficientDriver at
+  // once; with CUDA_VISIBLE_DEVICES="" it answers cudaErrorNoDevice. Neither waits on hardware.
+  const cudaError_t result = cudaGetDeviceCount(&count);
+  if (result != cudaSuccess) {
+    cudaGetLastError();  // the error is sticky until read; later checks must not see it
+    // The runtime's text for a missing driver speaks of versions; say what it usually means.
+    const char* hint = result == cudaErrorInsufficientDriver
+                           ? "; no NVIDIA driver is loaded, or it is older than this CUDA runtime"
+                           : "";
+    throw CommError(std::string("no CUDA device: cudaGetDeviceCount: ") +
+                    cudaGetErrorString(result) + " (" + cudaGetErrorName(result) + ")" + hint);
+  }
+  if (count <= 0) {
+    throw CommError("no CUDA device: cudaGetDeviceCount found " + std::to_string(count) +
+                    " devices");
+  }
+  return count;
+}
+
+CudaDevice cuda_device(int index) {
+  CudaDevice device;
+  device.index = index;
+  cudaDeviceProp properties{};
+  MDDP_CUDA_CHECK(cudaGetDeviceProperties(&properties, index));
+  device.name = properties.name;
+  std::array<char, 32> bus_id{};  // "0000:18:00.0" and its terminator; 13 would do
+  MDDP_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), index));
+  device.pci_bus_id = bus_id.data();
+  return device;
+}
+
+int device_for_local_rank(int local_rank, int device_count) {
+  if (local_rank < 0 || device_count <= 0) {
+    throw CommError("device_for_local_rank: needs local_rank >= 0 and device_count >= 1 (got " +
+                    std::to_string(local_rank) + " and " + std::to_string(device_count) + ")");
+  }
+  return local_rank % device_count;
+}
+
+CudaDevice select_device_for_local_rank(int local_rank) {
+  const int index = device_for_local_rank(local_rank, cuda_device_count());
+  MDDP_CUDA_CHECK(cudaSetDevice(index));
+  return cuda_device(index);
+}
+
+}  // namespace mnist_ddp::distributed

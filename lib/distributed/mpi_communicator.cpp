@@ -1,0 +1,223 @@
+// lib/distributed/mpi_communicator.cpp — collectives over MPI on CPU tensors.
+#include "distributed/mpi_communicator.hpp"
+
+#include <climits>
+#include <exception>
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "common/error.hpp"
+#include "distributed/mpi_check.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+MPI_Datatype mpi_type_of(const at::Tensor& tensor) {
+  switch (tensor.scalar_type()) {
+    case at::kFloat:
+      return MPI_FLOAT;
+    case at::kDouble:
+      return MPI_DOUBLE;
+    case at::kLong:
+      return MPI_INT64_T;
+    case at::kInt:
+      return MPI_INT32_T;
+    case at::kByte:
+      return MPI_UINT8_T;
+    default:
+      throw CommError(std::string("MPI collectives support float, double, int32, int64 and "
+                                  "uint8 tensors, not ") +
+                      c10::toString(tensor.scalar_type()));
+  }
+}
+
+/// Elementwise sum of 16-bit floats, each partial sum rounded back to 16 bits, as a user-defined
+/// MPI operation (MPI has no bfloat16 or half type).
+template <typename Half>
+void sum_16_bit(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const Half*>(in);
+  auto* b = static_cast<Half*>(inout);
+  for (int i = 0; i < *count; ++i)
+    b[i] = static_cast<Half>(static_cast<float>(a[i]) + static_cast<float>(b[i]));
+}
+
+/// MPI's type and sum for a 16-bit float tensor, created once per process.
+struct SixteenBitSum {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+
+template <typename Half>
+SixteenBitSum make_sixteen_bit_sum() {
+  SixteenBitSum sum;
+  MDDP_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &sum.type));
+  MDDP_MPI_CHECK(MPI_Type_commit(&sum.type));
+  MDDP_MPI_CHECK(MPI_Op_create(&sum_16_bit<Half>, /*commute=*/1, &sum.op));
+  return sum;
+}
+
+SixteenBitSum sixteen_bit_sum(at::ScalarType dtype) {
+  static const SixteenBitSum bfloat16 = make_sixteen_bit_sum<c10::BFloat16>();
+  static const SixteenBitSum half = make_sixteen_bit_sum<c10::Half>();
+  return dtype == at::kBFloat16 ? bfloat16 : half;
+}
+
+/// An MPI_Iallreduce in flight.
+class MpiPendingCollective final : public PendingCollective {
+ public:
+  MpiPendingCollective(MpiWatchdog& watchdog, MPI_Request request, at::Tensor tensor, int divide_by)
+      : watchdog_(watchdog),
+        number_(watchdog.started()),
+        request_(request),
+        tensor_(std::move(tensor)),
+        divide_by_(divide_by) {}
+  ~MpiPendingCollective() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    if (std::uncaught_exceptions() > 0) {
+      // On the way to MPI_Abort (a rank failed or timed out): waiting could block forever. MPI
+      // may still write into the tensor until the job ends, so it is kept alive on purpose.
+      new at::Tensor(std::move(tensor_));
+      return;
+    }
+    MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  }
+
+  bool test() override {
+    if (request_ == MPI_REQUEST_NULL) return true;
+    const bool done = watchdog_.test(request_);
+    if (done) finish();
+    return done;
+  }
+
+  void wait() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    watchdog_.wait(request_, number_,
+                   "all_reduce of " + std::to_string(tensor_.numel()) + " " +
+                       c10::toString(tensor_.scalar_type()) + " (gradient bucket)");
+    finish();
+  }
+
+ private:
+  void finish() {
+    request_ = MPI_REQUEST_NULL;
+    // Note [Gradient averaging]: divide only once the sum is complete.
+    if (divide_by_ > 1) tensor_.div_(divide_by_);
+  }
+
+  MpiWatchdog& watchdog_;
+  std::int64_t number_;
+  MPI_Request request_;
+  at::Tensor tensor_;
+  int divide_by_;
+};
+
+/// The element count as MPI's int, after checking that MPI can address the tensor directly.
+int checked_count(const at::Tensor& tensor, const char* collective) {
+  if (!tensor.device().is_cpu() || !tensor.is_contiguous()) {
+    throw CommError(std::string(collective) + " over MPI needs a contiguous CPU tensor");
+  }
+  if (tensor.numel() > INT_MAX) {
+    throw CommError(std::string(collective) + ": tensor of " + std::to_string(tensor.numel()) +
+                    " elements exceeds MPI's int count");
+  }
+  return static_cast<int>(tensor.numel());
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, double timeout_seconds)
+    : comm_(comm), watchdog_(comm, timeout_seconds) {
+  MDDP_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  MDDP_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+}
+
+namespace {
+
+/// How MPI reduces `tensor` with `op`, after checking that it can.
+struct Reduction {
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+
+Reduction reduction_for(const at::Tensor& tensor, ReduceOp op, const char* collective) {
+  Reduction reduction;
+  reduction.count = checked_count(tensor, collective);
+  const at::ScalarType dtype = tensor.scalar_type();
+  if (dtype == at::kByte) {
+    throw CommError("all_reduce of uint8 tensors would overflow; reduce a wider type");
+  }
+  if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
+    throw CommError("all_reduce average needs a floating-point tensor, not " +
+                    std::string(c10::toString(dtype)));
+  }
+  if (dtype == at::kBFloat16 || dtype == at::kHalf) {
+    if (op != ReduceOp::kSum) {
+      throw CommError("16-bit all_reduce supports the sum only; average in float after it");
+    }
+    const SixteenBitSum sum = sixteen_bit_sum(dtype);
+    reduction.type = sum.type;
+    reduction.op = sum.op;
+  } else {
+    reduction.type = mpi_type_of(tensor);
+    reduction.op = op == ReduceOp::kMax ? MPI_MAX : MPI_SUM;
+  }
+  return reduction;
+}
+
+}  // namespace
+
+void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
+  const Reduction r = reduction_for(tensor, op, "all_reduce");
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(
+      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
+  wait(request,
+       "all_reduce of " + std::to_string(r.count) + " " + c10::toString(tensor.scalar_type()));
+  // Note [Gradient averaging]: the sum is complete only once the allreduce has finished, so the
+  // division by the world size comes after it, never before.
+  if (op == ReduceOp::kAverage) tensor.div_(size_);
+}
+
+std::unique_ptr<PendingCollective> MpiCommunicator::all_reduce_async(at::Tensor& tensor,
+                                                                     ReduceOp op) {
+  const Reduction r = reduction_for(tensor, op, "all_reduce_async");
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(
+      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
+  return std::make_unique<MpiPendingCollective>(watchdog_, request, tensor,
+                                                op == ReduceOp::kAverage ? size_ : 1);
+}
+
+void MpiCommunicator::broadcast(at::Tensor& tensor, int root) {
+  const int count = checked_count(tensor, "broadcast");
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Ibcast(tensor.data_ptr(), count, mpi_type_of(tensor), root, comm_, &request));
+  wait(request, "broadcast from rank " + std::to_string(root));
+}
+
+at::Tensor MpiCommunicator::all_gather(const at::Tensor& tensor) {
+  const int count = checked_count(tensor, "all_gather");
+  std::vector<std::int64_t> shape = tensor.sizes().vec();
+  shape.insert(shape.begin(), size_);
+  at::Tensor gathered = at::empty(shape, tensor.options());
+  const MPI_Datatype type = mpi_type_of(tensor);
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Iallgather(tensor.data_ptr(), count, type, gathered.data_ptr(), count, type,
+                                comm_, &request));
+  wait(request, "all_gather");
+  return gathered;
+}
+
+void MpiCommunicator::barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+  wait(request, "barrier");
+}
+
+void MpiCommunicator::wait(MPI_Request& request, const std::string& what) {
+  watchdog_.wait(request, watchdog_.started(), what);
+}
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,132 @@
+// lib/distributed/mpi_watchdog.cpp — polling waits with a deadline, and the status queries of
+// Note [Stall diagnosis].
+#include "distributed/mpi_watchdog.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/error.hpp"
+#include "distributed/mpi_check.hpp"
+#include "distributed/poll_wait.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+using Clock = PollClock;
+
+constexpr int kQueryTag = 1;
+constexpr int kReplyTag = 2;
+// How long a rank that timed out waits for the others' answers.
+constexpr double kGraceSeconds = 3;
+
+}  // namespace
+
+MpiWatchdog::MpiWatchdog(MPI_Comm comm, double timeout_seconds)
+    : timeout_seconds_(timeout_seconds) {
+  MDDP_MPI_CHECK(MPI_Comm_dup(comm, &status_comm_));
+  MDDP_MPI_CHECK(MPI_Comm_rank(status_comm_, &rank_));
+  MDDP_MPI_CHECK(MPI_Comm_size(status_comm_, &size_));
+}
+
+MpiWatchdog::~MpiWatchdog() {
+  if (status_comm_ != MPI_COMM_NULL) MPI_Comm_free(&status_comm_);
+}
+
+bool MpiWatchdog::test(MPI_Request& request) {
+  int done = 0;
+  MDDP_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+  if (!done) answer_queries();
+  return done != 0;
+}
+
+void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::string& what) {
+  const Clock::time_point start = Clock::now();
+  while (!test(request)) {
+    const double waited = seconds_since(start);
+    if (waited > timeout_seconds_) {
+      char head[160];
+      std::snprintf(head, sizeof head,
+                    "%s (collective #%lld) still waiting after %.0f s: ", what.c_str(),
+                    static_cast<long long>(number), waited);
+      throw CommError(head + diagnose(number) +
+                      "; the job ends (raise --comm-timeout if such waits are expected)");
+    }
+    pause_after(waited);
+  }
+}
+
+void MpiWatchdog::answer_queries() {
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MDDP_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, status_comm_, &arrived, &status));
+    if (!arrived) return;
+    std::int64_t asked_about = 0;
+    MDDP_MPI_CHECK(MPI_Recv(&asked_about, 1, MPI_INT64_T, status.MPI_SOURCE, kQueryTag,
+                            status_comm_, MPI_STATUS_IGNORE));
+    // Eight bytes go out eagerly: this send does not wait for the asking rank.
+    MDDP_MPI_CHECK(MPI_Send(&started_, 1, MPI_INT64_T, status.MPI_SOURCE, kReplyTag, status_comm_));
+  }
+}
+
+std::string MpiWatchdog::diagnose(std::int64_t number) {
+  std::vector<MPI_Request> queries(size_, MPI_REQUEST_NULL);
+  std::vector<MPI_Request> replies(size_, MPI_REQUEST_NULL);
+  std::vector<std::int64_t> counts(size_, -1);
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    MDDP_MPI_CHECK(
+        MPI_Isend(&number, 1, MPI_INT64_T, peer, kQueryTag, status_comm_, &queries[peer]));
+    MDDP_MPI_CHECK(
+        MPI_Irecv(&counts[peer], 1, MPI_INT64_T, peer, kReplyTag, status_comm_, &replies[peer]));
+  }
+  const Clock::time_point start = Clock::now();
+  std::vector<bool> answered(size_, false);
+  answered[rank_] = true;
+  int missing = size_ - 1;
+  while (missing > 0 && seconds_since(start) < kGraceSeconds) {
+    answer_queries();  // the others may be asking at the same moment
+    for (int peer = 0; peer < size_; ++peer) {
+      if (answered[peer]) continue;
+      int done = 0;
+      MDDP_MPI_CHECK(MPI_Test(&replies[peer], &done, MPI_STATUS_IGNORE));
+      if (done) {
+        answered[peer] = true;
+        --missing;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Requests still open are left to MPI_Abort, which the caller's error leads to.
+  std::vector<std::optional<std::int64_t>> joined(size_);
+  for (int peer = 0; peer < size_; ++peer) {
+    if (answered[peer]) joined[peer] = peer == rank_ ? number : counts[peer];
+  }
+  return describe_stall(rank_, number, joined);
+}
+
+std::string describe_stall(int rank, std::int64_t number,
+                           const std::vector<std::optional<std::int64_t>>& started) {
+  std::string behind;
+  std::string silent;
+  for (int peer = 0; peer < static_cast<int>(started.size()); ++peer) {
+    if (!started[peer]) {
+      silent += (silent.empty() ? "" : ", ") + std::to_string(peer);
+    } else if (peer != rank && *started[peer] < number) {
+      behind += (behind.empty() ? "" : ", ") + std::to_string(peer) + " (at #" +
+                std::to_string(*started[peer]) + ")";
+    }
+  }
+  std::string text;
+  if (!silent.empty()) text = "rank(s) " + silent + " not responding (stalled, dead or busy)";
+  if (!behind.empty()) {
+    text += (text.empty() ? "" : "; ") + std::string("rank(s) ") + behind + " had not joined";
+  }
+  if (text.empty()) text = "every rank has joined; the transport itself is stuck";
+  return "rank " + std::to_string(rank) + " waits for " + text;
+}
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,60 @@
+// lib/distributed/mpi_watchdog.hpp — provides: MpiWatchdog, which waits for collectives with a
+// deadline and, when one is missed, names the collective and the ranks that had not joined it (as
+// Horovod's stall inspector and PyTorch's NCCL watchdog do), so a stalled or lost rank ends the job
+// instead of leaving the others waiting forever.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mnist_ddp::distributed {
+
+/// Note [Stall diagnosis]. Every rank counts the collectives it starts on the watched
+/// communicator. While waiting, a rank answers status queries on a communicator of its own (a
+/// duplicate, so they never mix with training traffic). A rank whose wait passes the timeout
+/// asks every other rank for its count and waits a short grace period for the answers: a rank
+/// with a lower count had not joined yet; a rank that does not answer is stalled, dead or busy
+/// outside communication. The collective named, and those ranks, go into the CommError.
+class MpiWatchdog {
+ public:
+  /// Watches collectives on `comm` (every rank must construct it: it duplicates `comm`).
+  MpiWatchdog(MPI_Comm comm, double timeout_seconds);
+  ~MpiWatchdog();
+  MpiWatchdog(const MpiWatchdog&) = delete;
+  MpiWatchdog& operator=(const MpiWatchdog&) = delete;
+
+  /// Call when a collective is started on the watched communicator; returns its number.
+  std::int64_t started() { return ++started_; }
+
+  /// Tests `request` once (answering queries); true when it is complete.
+  bool test(MPI_Request& request);
+
+  /// Waits for `request`, the collective numbered `number` named `what`. Throws CommError when
+  /// it is not done after the timeout.
+  void wait(MPI_Request& request, std::int64_t number, const std::string& what);
+
+ private:
+  /// Replies to every status query that has arrived.
+  void answer_queries();
+  /// The ranks that had not joined collective `number`, as text for the error.
+  std::string diagnose(std::int64_t number);
+
+  MPI_Comm status_comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  double timeout_seconds_;
+  std::int64_t started_ = 0;  // collectives started by this rank
+};
+
+/// The diagnosis of Note [Stall diagnosis], as text for the error of rank `rank`, which waits for
+/// collective `number`: `started[r]` is the count of collectives rank r had started, or nullopt
+/// when r did not answer. "rank 0 waits for rank(s) 2 not responding ...; rank(s) 1 (at #4) had
+/// not joined".
+std::string describe_stall(int rank, std::int64_t number,
+                           const std::vector<std::optional<std::int64_t>>& started);
+
+}  // namespace mnist_ddp::distributed

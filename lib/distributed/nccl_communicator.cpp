@@ -1,0 +1,375 @@
+// lib/distributed/nccl_communicator.cpp — collectives over NCCL on CUDA tensors, with deadlines.
+#include "distributed/nccl_communicator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "common/error.hpp"
+#include "distributed/agreed_failure.hpp"
+#include "distributed/gpu_check.hpp"
+#include "distributed/mpi_check.hpp"
+#include "distributed/poll_wait.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+using Clock = PollClock;
+
+// How long the destructor lets ncclCommFinalize take when no (shorter) timeout was given.
+constexpr double kTeardownSeconds = 60;
+
+/// Polls a non-blocking communicator until its pending call settles or `limit_seconds` pass;
+/// returns the final state (ncclInProgress when the time ran out).
+ncclResult_t poll_until_settled(ncclComm_t comm, double limit_seconds) {
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
+    if (result != ncclSuccess) return result;
+    if (state != ncclInProgress) return state;
+    const double waited = seconds_since(start);
+    if (waited > limit_seconds) return ncclInProgress;
+    pause_after(waited);
+  }
+}
+
+struct EventDestroyer {
+  void operator()(cudaEvent_t event) const noexcept { cudaEventDestroy(event); }
+};
+using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
+
+ncclDataType_t nccl_type_of(const at::Tensor& tensor, const char* collective) {
+  switch (tensor.scalar_type()) {
+    case at::kFloat:
+      return ncclFloat32;
+    case at::kDouble:
+      return ncclFloat64;
+    case at::kInt:
+      return ncclInt32;
+    case at::kLong:
+      return ncclInt64;
+    case at::kBFloat16:
+      return ncclBfloat16;
+    case at::kHalf:
+      return ncclFloat16;
+    default:
+      throw CommError(std::string(collective) +
+                      " over NCCL supports float, double, int32, int64, bfloat16 and float16 "
+                      "tensors, not " +
+                      c10::toString(tensor.scalar_type()));
+  }
+}
+
+ncclRedOp_t nccl_op_of(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kAverage:
+      return ncclAvg;  // NCCL divides by the rank count itself (2.10+)
+    case ReduceOp::kMax:
+      return ncclMax;
+  }
+  throw CommError("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
+}
+
+std::string describe(const at::Tensor& tensor) {
+  return std::to_string(tensor.numel()) + " " + c10::toString(tensor.scalar_type());
+}
+
+}  // namespace
+
+/// An NCCL allreduce in flight, known by the event recorded after it on the NCCL stream. Must not
+/// outlive the communicator that started it.
+class NcclCommunicator::Pending final : public PendingCollective {
+ public:
+  Pending(NcclCommunicator& comm, cudaEvent_t done, at::Tensor tensor, std::string what)
+      : comm_(comm), done_(done), tensor_(std::move(tensor)), what_(std::move(what)) {}
+  ~Pending() override {
+    if (!done_) return;
+    if (std::uncaught_exceptions() > 0) {
+      // On the way to MPI_Abort: waiting could block until the timeout. NCCL may still write
+      // into the tensor until the communicator is aborted, so its memory is kept on purpose.
+      new at::Tensor(std::move(tensor_));
+      return;
+    }
+    comm_.wait_quietly(done_.get());
+  }
+
+  bool test() override {
+    if (!done_) return true;
+    if (!comm_.test(done_.get(), what_)) return false;
+    done_.reset();
+    return true;
+  }
+
+  /// On the host, returns at once: the caller's stream waits (Note [NCCL watchdog]).
+  void wait() override {
+    if (!done_) return;
+    comm_.hand_over(done_.release(), what_);
+  }
+
+ private:
+  NcclCommunicator& comm_;
+  Event done_;
+  at::Tensor tensor_;  // kept alive while NCCL works on it
+  std::string what_;
+};
+
+NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout_seconds,
+                                   cudaStream_t caller_stream)
+    : caller_stream_(caller_stream), device_(device), timeout_seconds_(timeout_seconds) {
+  MDDP_MPI_CHECK(MPI_Comm_rank(mpi_comm, &rank_));
+  MDDP_MPI_CHECK(MPI_Comm_size(mpi_comm, &size_));
+  try {
+    // Every rank prepares, then all agree: a rank that failed here would otherwise leave the
+    // others waiting in MPI_Bcast or in NCCL's initialisation.
+    ncclUniqueId id{};
+    std::string local_error;
+    try {
+      MDDP_CUDA_CHECK(cudaSetDevice(device_));
+      // Non-blocking: the caller's stream (often the legacy default stream) must not serialise
+      // with the collectives implicitly; events order them (Note [NCCL stream ordering]).
+      MDDP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      MDDP_CUDA_CHECK(cudaEventCreateWithFlags(&caller_ready_, cudaEventDisableTiming));
+      MDDP_CUDA_CHECK(cudaMalloc(&barrier_buffer_, sizeof(float)));
+      MDDP_CUDA_CHECK(cudaMemset(barrier_buffer_, 0, sizeof(float)));
+      if (rank_ == 0) MDDP_NCCL_CHECK(ncclGetUniqueId(&id));
+    } catch (const std::exception& e) {
+      local_error = e.what();
+    }
+    throw_unless_all_succeeded(mpi_comm, local_error,
+                               "NCCL set-up on device " + std::to_string(device_));
+    MDDP_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
+
+    // Non-blocking initialisation, polled with the deadline: a rank that never joins cannot
+    // keep the others in ncclCommInitRank forever.
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    settle(ncclCommInitRankConfig(&comm_, size_, id, rank_, &config),
+           "ncclCommInitRankConfig (" + std::to_string(size_) + " ranks, device " +
+               std::to_string(device_) + ")");
+    watchdog_ = std::make_unique<NcclWatchdog>(comm_, rank_, device_, timeout_seconds_);
+  } catch (...) {
+    release(/*abort=*/true);
+    throw;
+  }
+}
+
+NcclCommunicator::~NcclCommunicator() { release(/*abort=*/std::uncaught_exceptions() > 0); }
+
+void NcclCommunicator::release(bool abort) noexcept {
+  watchdog_.reset();  // first: it queries the communicator
+  if (comm_ != nullptr) {
+    bool clean = !abort && !failed_;
+    if (clean) {
+      // Finalize flushes what is still queued; polled, so a lost peer costs at most the limit.
+      const ncclResult_t result = ncclCommFinalize(comm_);
+      clean =
+          result == ncclSuccess ||
+          (result == ncclInProgress &&
+           poll_until_settled(comm_, std::min(timeout_seconds_, kTeardownSeconds)) == ncclSuccess);
+    }
+    if (clean) {
+      ncclCommDestroy(comm_);
+    } else {
+      ncclCommAbort(comm_);
+    }
+    comm_ = nullptr;
+  }
+  // Failures cannot be reported from here; what is left goes with the process.
+  if (barrier_buffer_ != nullptr) cudaFree(barrier_buffer_);
+  if (caller_ready_ != nullptr) cudaEventDestroy(caller_ready_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  barrier_buffer_ = nullptr;
+  caller_ready_ = nullptr;
+  stream_ = nullptr;
+}
+
+void NcclCommunicator::abort_comm() noexcept {
+  failed_ = true;
+  watchdog_.reset();  // first: it queries the communicator
+  if (comm_ == nullptr) return;
+  ncclCommAbort(comm_);
+  comm_ = nullptr;
+}
+
+void NcclCommunicator::fail(const std::string& what, const std::string& reason) {
+  // Text first: aborting may reset NCCL's last-error message.
+  std::string message = "NCCL " + what + " on rank " + std::to_string(rank_) + " (device " +
+                        std::to_string(device_) + "): " + reason;
+  const bool was_open = comm_ != nullptr;
+  abort_comm();
+  if (was_open) message += "; the NCCL communicator was aborted";
+  throw CommError(message);
+}
+
+void NcclCommunicator::settle(ncclResult_t result, const std::string& what) {
+  if (result == ncclSuccess) return;
+  if (result != ncclInProgress) fail(what, nccl_error_text(result, comm_));
+  const ncclResult_t state = poll_until_settled(comm_, timeout_seconds_);
+  if (state == ncclSuccess) return;
+  if (state == ncclInProgress) {
+    char reason[160];
+    std::snprintf(reason, sizeof reason,
+                  "still in progress after %.0f s (a rank stalled, died or never joined; raise "
+                  "--comm-timeout if such waits are expected)",
+                  timeout_seconds_);
+    fail(what, reason);
+  }
+  fail(what, nccl_error_text(state, comm_));
+}
+
+void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collective) const {
+  if (failed_) {
+    throw CommError(std::string(collective) + " on rank " + std::to_string(rank_) +
+                    ": the NCCL communicator was aborted by an earlier error");
+  }
+  if (!tensor.defined()) throw CommError(std::string(collective) + " over NCCL: undefined tensor");
+  if (!tensor.is_cuda()) {
+    throw CommError(std::string(collective) + " over NCCL needs a CUDA tensor, got one on " +
+                    tensor.device().str());
+  }
+  if (tensor.device().index() != device_) {
+    throw CommError(std::string(collective) + " over NCCL on rank " + std::to_string(rank_) +
+                    ": tensor is on " + tensor.device().str() +
+                    ", the communicator on cuda:" + std::to_string(device_));
+  }
+  if (!tensor.is_contiguous()) {
+    throw CommError(std::string(collective) +
+                    " over NCCL needs a contiguous tensor (call .contiguous() first)");
+  }
+}
+
+NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
+                                                    const std::function<ncclResult_t()>& call) {
+  MDDP_CUDA_CHECK(cudaEventRecord(caller_ready_, caller_stream_));
+  MDDP_CUDA_CHECK(cudaStreamWaitEvent(stream_, caller_ready_, 0));
+  Started started;
+  started.what = what + " (collective #" + std::to_string(++started_) + ")";
+  settle(call(), started.what);
+  Event done;
+  {
+    cudaEvent_t event = nullptr;
+    MDDP_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    done.reset(event);
+  }
+  MDDP_CUDA_CHECK(cudaEventRecord(done.get(), stream_));
+  started.done = done.release();
+  return started;
+}
+
+bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
+  if (failed_) fail(what, "the communicator was aborted by an earlier error");
+  const cudaError_t query = cudaEventQuery(done);
+  if (query == cudaSuccess) {
+    MDDP_CUDA_CHECK(cudaStreamWaitEvent(caller_stream_, done, 0));
+    return true;
+  }
+  if (query != cudaErrorNotReady) {
+    cudaGetLastError();
+    fail(what, std::string("cudaEventQuery: ") + cudaGetErrorString(query));
+  }
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
+  if (result != ncclSuccess) fail(what, "ncclCommGetAsyncError: " + nccl_error_text(result, comm_));
+  if (state != ncclSuccess && state != ncclInProgress) fail(what, nccl_error_text(state, comm_));
+  return false;
+}
+
+void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
+  const Clock::time_point start = Clock::now();
+  while (!test(done, what)) {
+    const double waited = seconds_since(start);
+    if (waited > timeout_seconds_) fail(what, nccl_stall_reason(waited));
+    pause_after(waited);
+  }
+}
+
+void NcclCommunicator::hand_over(cudaEvent_t done, std::string what) {
+  Event owned(done);  // released to the watchdog once the stream wait is in place
+  if (failed_) fail(what, "the communicator was aborted by an earlier error");
+  MDDP_CUDA_CHECK(cudaStreamWaitEvent(caller_stream_, owned.get(), 0));
+  watchdog_->watch(owned.release(), std::move(what));
+}
+
+bool NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {
+  try {
+    wait_for(done, "collective (waited for by a destructor)");
+    return true;
+  } catch (...) {
+    abort_comm();
+    return false;
+  }
+}
+
+NcclCommunicator::Started NcclCommunicator::start_all_reduce(at::Tensor& tensor, ReduceOp op,
+                                                             const char* collective) {
+  check_tensor(tensor, collective);
+  const ncclDataType_t type = nccl_type_of(tensor, collective);
+  if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
+    throw CommError(std::string(collective) + " average needs a floating-point tensor, not " +
+                    c10::toString(tensor.scalar_type()));
+  }
+  return enqueue(std::string(collective) + " of " + describe(tensor), [&] {
+    return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
+                         type, nccl_op_of(op), comm_, stream_);
+  });
+}
+
+void NcclCommunicator::finish(const Started& started) {
+  const Event done(started.done);
+  wait_for(done.get(), started.what);
+}
+
+void NcclCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
+  finish(start_all_reduce(tensor, op, "all_reduce"));
+}
+
+std::unique_ptr<PendingCollective> NcclCommunicator::all_reduce_async(at::Tensor& tensor,
+                                                                      ReduceOp op) {
+  Started started = start_all_reduce(tensor, op, "all_reduce_async");
+  return std::make_unique<Pending>(*this, started.done, tensor, std::move(started.what));
+}
+
+void NcclCommunicator::broadcast(at::Tensor& tensor, int root) {
+  check_tensor(tensor, "broadcast");
+  if (root < 0 || root >= size_) {
+    throw CommError("broadcast root " + std::to_string(root) + " is not a rank of " +
+                    std::to_string(size_));
+  }
+  // Bytes, so that every dtype travels.
+  finish(enqueue("broadcast of " + describe(tensor) + " from rank " + std::to_string(root), [&] {
+    return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.nbytes(), ncclUint8, root,
+                         comm_, stream_);
+  }));
+}
+
+at::Tensor NcclCommunicator::all_gather(const at::Tensor& tensor) {
+  check_tensor(tensor, "all_gather");
+  std::vector<std::int64_t> shape = tensor.sizes().vec();
+  shape.insert(shape.begin(), size_);
+  // Allocated on the caller's stream, so the NCCL stream's wait below also orders it.
+  at::Tensor gathered = at::empty(shape, tensor.options());
+  finish(enqueue("all_gather of " + describe(tensor), [&] {
+    return ncclAllGather(tensor.data_ptr(), gathered.data_ptr(), tensor.nbytes(), ncclUint8, comm_,
+                         stream_);
+  }));
+  return gathered;
+}
+
+void NcclCommunicator::barrier() {
+  if (failed_) fail("barrier", "the communicator was aborted by an earlier error");
+  finish(enqueue("barrier", [&] {
+    return ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_, stream_);
+  }));
+}
+
+}  // namespace mnist_ddp::distributed

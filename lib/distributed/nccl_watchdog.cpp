@@ -1,0 +1,87 @@
+// lib/distributed/nccl_watchdog.cpp — poll the watched collectives' events and NCCL's asynchronous
+// error.
+#include "distributed/nccl_watchdog.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/error.hpp"
+#include "distributed/gpu_check.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+// How often the thread looks; a stalled collective is reported at most this late.
+constexpr std::chrono::milliseconds kPollInterval(100);
+
+}  // namespace
+
+std::string nccl_stall_reason(double waited_seconds) {
+  char reason[200];
+  std::snprintf(reason, sizeof reason,
+                "still waiting after %.0f s (a rank stalled, died or called another collective; "
+                "raise --comm-timeout if such waits are expected)",
+                waited_seconds);
+  return reason;
+}
+
+NcclWatchdog::NcclWatchdog(ncclComm_t comm, int rank, int device, double timeout_seconds)
+    : comm_(comm), rank_(rank), device_(device), timeout_seconds_(timeout_seconds), thread_([this] {
+        run();
+      }) {}
+
+NcclWatchdog::~NcclWatchdog() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+  for (const Watched& w : watched_) cudaEventDestroy(w.done);
+}
+
+void NcclWatchdog::watch(cudaEvent_t done, std::string what) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  watched_.push_back({done, std::move(what), PollClock::now()});
+}
+
+void NcclWatchdog::run() noexcept {
+  cudaSetDevice(device_);  // events and NCCL queries of this rank's device
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!wake_.wait_for(lock, kPollInterval, [this] { return stopping_; })) {
+    while (!watched_.empty()) {
+      const Watched& oldest = watched_.front();
+      const cudaError_t query = cudaEventQuery(oldest.done);
+      if (query == cudaSuccess) {
+        cudaEventDestroy(oldest.done);
+        watched_.pop_front();
+        continue;
+      }
+      if (query != cudaErrorNotReady) {
+        give_up(oldest.what, std::string("cudaEventQuery: ") + cudaGetErrorString(query));
+      }
+      const double waited = seconds_since(oldest.since);
+      if (waited > timeout_seconds_) give_up(oldest.what, nccl_stall_reason(waited));
+      break;
+    }
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
+    if (result != ncclSuccess) give_up("collective", nccl_error_text(result, comm_));
+    if (state != ncclSuccess && state != ncclInProgress) {
+      give_up(watched_.empty() ? "collective" : watched_.front().what,
+              nccl_error_text(state, comm_));
+    }
+  }
+}
+
+void NcclWatchdog::give_up(const std::string& what, const std::string& reason) noexcept {
+  std::fprintf(stderr,
+               "mnist_ddp: error: [rank %d] NCCL %s on rank %d (device %d): %s; the NCCL "
+               "communicator was aborted\n",
+               rank_, what.c_str(), rank_, device_, reason.c_str());
+  std::fflush(stderr);
+  ncclCommAbort(comm_);
+  std::_Exit(static_cast<int>(ExitCode::kComm));
+}
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,45 @@
+// lib/distributed/rank_placement.cpp — one MPI_Allgather of fixed-size records.
+#include "distributed/rank_placement.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "distributed/mpi_check.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+/// Fixed-size and trivially copyable, so it travels as bytes.
+struct PlacementRecord {
+  std::array<char, 128> host{};
+  std::array<char, 128> device{};
+  int local_rank = 0;
+  int threads = 1;
+};
+
+void copy_truncated(std::array<char, 128>& into, const std::string& text) {
+  std::strncpy(into.data(), text.c_str(), into.size() - 1);
+}
+
+}  // namespace
+
+std::vector<RankPlacement> gather_layout(const World& world, const std::string& device,
+                                         int threads) {
+  PlacementRecord mine;
+  copy_truncated(mine.host, world.host());
+  copy_truncated(mine.device, device);
+  mine.local_rank = world.local_rank();
+  mine.threads = threads;
+
+  std::vector<PlacementRecord> all(world.size());
+  MDDP_MPI_CHECK(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE,
+                               world.comm()));
+  std::vector<RankPlacement> layout;
+  for (int rank = 0; rank < world.size(); ++rank) {
+    const PlacementRecord& r = all[rank];
+    layout.push_back({rank, r.host.data(), r.local_rank, r.device.data(), r.threads});
+  }
+  return layout;
+}
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,53 @@
+// lib/distributed/world.cpp — MPI start-up: ranks, node-local ranks and node count.
+#include "distributed/world.hpp"
+
+#include <array>
+#include <cstdlib>
+
+#include <unistd.h>
+
+#include "distributed/mpi_check.hpp"
+
+namespace mnist_ddp::distributed {
+
+World::World(int* argc, char*** argv) {
+  // One thread at a time calls MPI, but not always the main one: on CUDA the gradient hooks that
+  // start bucket allreduces run on LibTorch's autograd device thread while the main thread waits
+  // in backward().
+  int provided = 0;
+  MDDP_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
+  // Errors come back as return codes, so they become exceptions with a message instead of
+  // Open MPI's default of killing the job without saying where.
+  MDDP_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MDDP_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  MDDP_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+
+  MPI_Comm node = MPI_COMM_NULL;
+  MDDP_MPI_CHECK(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  MDDP_MPI_CHECK(MPI_Comm_rank(node, &local_rank_));
+  MDDP_MPI_CHECK(MPI_Comm_size(node, &local_size_));
+  MDDP_MPI_CHECK(MPI_Comm_free(&node));
+
+  // Each node has exactly one local rank 0.
+  const int leads_a_node = local_rank_ == 0 ? 1 : 0;
+  MDDP_MPI_CHECK(MPI_Allreduce(&leads_a_node, &node_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) == 0) host_ = name.data();
+}
+
+World::~World() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+std::string World::label() const { return "[rank " + std::to_string(rank_) + "@" + host_ + "]"; }
+
+void World::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; this only satisfies [[noreturn]]
+}
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,43 @@
+// lib/distributed/world.hpp — provides: World (RAII MPI start-up and teardown, world rank and size,
+// local rank and count on this node, number of nodes, host name) and abort().
+#pragma once
+
+#include <string>
+
+#include <mpi.h>
+
+namespace mnist_ddp::distributed {
+
+/// The MPI world of this process. Construct once, first thing in main.
+class World {
+ public:
+  World(int* argc, char*** argv);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  int rank() const { return rank_; }              ///< rank in MPI_COMM_WORLD
+  int size() const { return size_; }              ///< number of ranks
+  int local_rank() const { return local_rank_; }  ///< rank among the ranks on this node
+  int local_size() const { return local_size_; }  ///< ranks on this node
+  int node_count() const { return node_count_; }  ///< nodes the job spans
+  const std::string& host() const { return host_; }
+  MPI_Comm comm() const { return MPI_COMM_WORLD; }
+
+  /// "[rank 3@gpu07]": the prefix of every error line.
+  std::string label() const;
+
+  /// Ends every rank of the job with `code` (MPI_Abort). Use when other ranks may be blocked
+  /// in a collective and can no longer be reached by an agreed error path.
+  [[noreturn]] void abort(int code) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  int node_count_ = 1;
+  std::string host_;
+};
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,19 @@
+// lib/report/accuracy_milestones.cpp — the accuracies every MNIST user knows the meaning of.
+#include "report/accuracy_milestones.hpp"
+
+namespace mnist_ddp::report {
+
+AccuracyMilestones::AccuracyMilestones() {
+  for (double accuracy : {0.90, 0.95, 0.98, 0.99}) milestones_.push_back({accuracy});
+}
+
+void AccuracyMilestones::note(const train::EpochReport& report) {
+  for (Milestone& m : milestones_) {
+    if (m.reached || report.test.accuracy < m.accuracy) continue;
+    m.reached = true;
+    m.epoch = report.epoch;
+    m.elapsed_seconds = report.elapsed_seconds;
+  }
+}
+
+}  // namespace mnist_ddp::report

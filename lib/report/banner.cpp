@@ -1,0 +1,128 @@
+// lib/report/banner.cpp — fixed-width tables in the style of nccl-tests.
+#include "report/banner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "common/versions.hpp"
+#include "config/describe_config.hpp"
+
+namespace mnist_ddp::report {
+
+void print_banner(const Log& log, const config::TrainConfig& c) {
+  for (const auto& [component, version] : component_versions()) {
+    log.line("# %-16s %s", component.c_str(), version.c_str());
+  }
+  log.line("# configuration");
+  for (const auto& [name, value] : config::describe_config(c)) {
+    log.line("#   %-18s %s", name.c_str(), value.c_str());
+  }
+}
+
+void print_execution(const Log& log, const distributed::DevicePlan& plan,
+                     const config::TrainConfig& c) {
+  std::string transport = plan.backend;
+  if (!plan.replicas.empty()) {
+    transport = "none: " + std::to_string(plan.replicas.size()) +
+                " replica(s), gradients summed on " + plan.device.str() + " by device copies";
+  } else if (plan.on_cuda() && plan.backend == "mpi") {
+    transport += " (CUDA tensors staged through host memory)";
+  }
+  log.line("# execution: --mode %s on %s, precision %s, gradient transport %s", c.mode.c_str(),
+           plan.on_cuda() ? "cuda" : "cpu", c.precision.c_str(), transport.c_str());
+}
+
+void print_layout(const Log& log, const std::vector<distributed::RankPlacement>& layout,
+                  int node_count) {
+  log.line("# layout: %zu rank%s on %d node%s", layout.size(), layout.size() == 1 ? "" : "s",
+           node_count, node_count == 1 ? "" : "s");
+  // The device last: a GPU's name and PCI bus id make it the widest column.
+  log.line("# %6s  %-24s %10s %7s  %s", "rank", "host", "local_rank", "threads", "device");
+  for (const distributed::RankPlacement& p : layout) {
+    log.line("# %6d  %-24s %10d %7d  %s", p.rank, p.host.c_str(), p.local_rank, p.threads,
+             p.device.c_str());
+  }
+}
+
+void print_epoch_header(const Log& log) {
+  log.line("# %5s %8s %11s %10s %9s %11s %8s %8s", "epoch", "step", "train_loss", "test_loss",
+           "test_acc", "throughput", "train", "elapsed");
+  log.line("# %5s %8s %11s %10s %9s %11s %8s %8s", "", "", "", "", "(%)", "(img/s)", "(s)", "(s)");
+}
+
+void print_epoch(const Log& log, const train::EpochReport& r) {
+  log.line("  %5lld %8lld %11.6f %10.6f %9.2f %11.0f %8.2f %8.2f%s",
+           static_cast<long long>(r.epoch), static_cast<long long>(r.step), r.train_loss,
+           r.test.loss, 100.0 * r.test.accuracy, r.images_per_sec, r.train_seconds,
+           r.elapsed_seconds, r.complete ? "" : "  (stopped by --max-steps)");
+}
+
+bool print_summary(const Log& log, const train::TrainSummary& s, double min_accuracy,
+                   double wall_seconds) {
+  log.line("# steps %lld, %lld training images in %.2f s: %.0f img/s; wall %.2f s",
+           static_cast<long long>(s.steps), static_cast<long long>(s.images), s.train_seconds,
+           s.images_per_sec, wall_seconds);
+  const bool ok = s.test.accuracy >= min_accuracy;
+  if (ok) {
+    log.line("# final test_acc %.2f%% (%lld/%lld) OK", 100.0 * s.test.accuracy,
+             static_cast<long long>(s.test.correct), static_cast<long long>(s.test.count));
+  } else {
+    log.line("# final test_acc %.2f%% (%lld/%lld) BELOW --min-accuracy %.2f%%",
+             100.0 * s.test.accuracy, static_cast<long long>(s.test.correct),
+             static_cast<long long>(s.test.count), 100.0 * min_accuracy);
+  }
+  return ok;
+}
+
+}  // namespace mnist_ddp::report
+
+namespace mnist_ddp::report {
+
+void print_timing(const Log& log, double startup_seconds, const train::PhaseTimes& p) {
+  const double total = std::max(p.total(), 1e-12);
+  log.line(
+      "# first training step %.2f s after launch; training time on rank 0: data %.0f%%, "
+      "forward %.0f%%, backward %.0f%%, comm wait %.0f%%, optimizer %.0f%%",
+      startup_seconds, 100 * p.data / total, 100 * p.forward / total, 100 * p.backward / total,
+      100 * p.comm_wait / total, 100 * p.optimizer / total);
+}
+
+void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
+                      const std::vector<distributed::RankPlacement>& layout) {
+  // Name a straggler only when it stands out from the fastest rank by more than noise.
+  double slowest = 0;
+  double fastest = 1e300;
+  for (const RankStats& r : ranks) {
+    slowest = std::max(slowest, r.step_seconds());
+    fastest = std::min(fastest, r.step_seconds());
+  }
+  const bool straggler = slowest > 1.05 * fastest;
+  log.line("# %6s  %-24s %11s %10s %10s %10s", "rank", "host", "throughput", "step", "comm_wait",
+           "peak_rss");
+  log.line("# %6s  %-24s %11s %10s %10s %10s", "", "", "(img/s)", "(ms)", "(%)", "(MiB)");
+  for (const RankStats& r : ranks) {
+    const std::string& host = r.rank < static_cast<int>(layout.size()) ? layout[r.rank].host : "?";
+    log.line("# %6d  %-24s %11.0f %10.3f %10.1f %10.0f%s", r.rank, host.c_str(), r.images_per_sec(),
+             1000 * r.step_seconds(), 100 * r.comm_share(), r.peak_rss_mib,
+             straggler && r.step_seconds() == slowest ? "  slowest" : "");
+  }
+}
+
+void print_milestones(const Log& log, const std::vector<Milestone>& milestones) {
+  std::string text;
+  char item[96];
+  for (const Milestone& m : milestones) {
+    if (m.reached) {
+      std::snprintf(item, sizeof item, "%s%.0f%% at %.2f s (epoch %lld)", text.empty() ? "" : ", ",
+                    100 * m.accuracy, m.elapsed_seconds, static_cast<long long>(m.epoch));
+    } else {
+      std::snprintf(item, sizeof item, "%s%.0f%% not reached", text.empty() ? "" : ", ",
+                    100 * m.accuracy);
+    }
+    text += item;
+  }
+  log.line("# time to test accuracy: %s", text.c_str());
+}
+
+}  // namespace mnist_ddp::report

@@ -1,0 +1,47 @@
+// lib/report/banner.hpp — provides: the start banner (versions, configuration, layout) and the
+// per-epoch and final result lines, as '#'-prefixed tables that parsers can skip.
+#pragma once
+
+#include <vector>
+
+#include "common/log.hpp"
+#include "config/train_config.hpp"
+#include "distributed/device_plan.hpp"
+#include "distributed/rank_placement.hpp"
+#include "report/accuracy_milestones.hpp"
+#include "report/rank_stats.hpp"
+#include "train/train_reports.hpp"
+
+namespace mnist_ddp::report {
+
+/// Versions, then every setting of `config`, one per line.
+void print_banner(const Log& log, const config::TrainConfig& config);
+
+/// Mode, device type, precision and how gradients travel.
+void print_execution(const Log& log, const distributed::DevicePlan& plan,
+                     const config::TrainConfig& config);
+
+/// One line per rank, in rank order, with the number of nodes.
+void print_layout(const Log& log, const std::vector<distributed::RankPlacement>& layout,
+                  int node_count);
+
+/// The header of the per-epoch table, with units.
+void print_epoch_header(const Log& log);
+void print_epoch(const Log& log, const train::EpochReport& report);
+
+/// "# final test_acc 81.23% OK" and the totals; returns whether --min-accuracy was met.
+bool print_summary(const Log& log, const train::TrainSummary& summary, double min_accuracy,
+                   double wall_seconds);
+
+/// Start-up time and where rank 0's training time went, as shares.
+void print_timing(const Log& log, double startup_seconds, const train::PhaseTimes& phases);
+
+/// One line per rank: throughput, mean step time, communication share, peak memory; the slowest
+/// rank is marked.
+void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
+                      const std::vector<distributed::RankPlacement>& layout);
+
+/// When the test accuracy first reached each milestone (and which it never reached).
+void print_milestones(const Log& log, const std::vector<Milestone>& milestones);
+
+}  // namespace mnist_ddp::report

@@ -1,0 +1,84 @@
+// lib/report/metrics_writer.cpp — JSON Lines through nlohmann::json, which prints doubles with
+// enough digits to read back the same value.
+#include "report/metrics_writer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+
+namespace mnist_ddp::report {
+namespace {
+
+nlohmann::json phase_record(const train::PhaseTimes& phases) {
+  return {{"data_s", phases.data},
+          {"forward_s", phases.forward},
+          {"backward_s", phases.backward},
+          {"comm_wait_s", phases.comm_wait},
+          {"optimizer_s", phases.optimizer}};
+}
+
+}  // namespace
+
+MetricsWriter::MetricsWriter(const std::string& path, RunFacts facts) : facts_(std::move(facts)) {
+  if (path.empty()) return;
+  file_.open(path, std::ios::out | std::ios::trunc);
+  if (!file_) throw UsageError("cannot create --metrics-file '" + path + "'");
+}
+
+void MetricsWriter::write_step(const train::StepReport& step) {
+  if (!step.window) return;
+  write({{"event", "step"},
+         {"step", step.step},
+         {"epoch", step.epoch},
+         {"loss", step.window->loss},
+         {"lr", facts_.lr},
+         {"images_per_sec", step.window->images_per_sec},
+         {"steps", step.window->steps},
+         {"phases", phase_record(step.window->phases)}});
+}
+
+void MetricsWriter::write_epoch(const train::EpochReport& report) {
+  write({{"event", "epoch"},
+         {"epoch", report.epoch},
+         {"step", report.step},
+         {"complete", report.complete},
+         {"train_loss", report.train_loss},
+         {"test_loss", report.test.loss},
+         {"test_accuracy", report.test.accuracy},
+         {"test_correct", report.test.correct},
+         {"test_count", report.test.count},
+         {"images", report.images},
+         {"images_per_sec", report.images_per_sec},
+         {"train_s", report.train_seconds},
+         {"elapsed_s", report.elapsed_seconds},
+         {"world_size", facts_.world_size},
+         {"phases_rank0", phase_record(report.phases)}});
+}
+
+void MetricsWriter::write_summary(const train::TrainSummary& summary, double wall_seconds,
+                                  double startup_seconds) {
+  write({{"event", "summary"},
+         {"test_loss", summary.test.loss},
+         {"test_accuracy", summary.test.accuracy},
+         {"train_loss", summary.train_loss},
+         {"steps", summary.steps},
+         {"train_images_per_sec", summary.images_per_sec},
+         {"wall_s", wall_seconds},
+         {"startup_s", startup_seconds},
+         {"phases_rank0", phase_record(summary.phases)},
+         {"world_size", facts_.world_size},
+         {"backend", facts_.backend},
+         {"device", facts_.device},
+         {"mode", facts_.mode},
+         {"precision", facts_.precision},
+         {"model", facts_.model}});
+}
+
+void MetricsWriter::write(nlohmann::json record) {
+  if (!file_.is_open()) return;
+  record["schema"] = kMetricsSchema;
+  file_ << record.dump() << '\n' << std::flush;
+  if (!file_) throw Error(ExitCode::kFailure, "writing the metrics file failed");
+}
+
+}  // namespace mnist_ddp::report

@@ -1,0 +1,39 @@
+// lib/report/rank_stats.cpp — one all_gather of a few float64 values per rank.
+#include "report/rank_stats.hpp"
+
+#include <sys/resource.h>
+
+#include <ATen/ATen.h>
+
+namespace mnist_ddp::report {
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
+}
+
+std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
+                                         const train::TrainSummary& summary,
+                                         std::int64_t steps_trained) {
+  const train::PhaseTimes& p = summary.phases;
+  const at::Tensor mine = at::tensor(
+      {static_cast<double>(steps_trained), static_cast<double>(summary.images) / comm.size(),
+       p.data, p.forward, p.backward, p.comm_wait, p.optimizer, peak_rss_mib()},
+      at::kDouble);
+  const at::Tensor all = comm.all_gather(mine).contiguous();
+  std::vector<RankStats> stats;
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    const auto* v = all[rank].data_ptr<double>();
+    RankStats s;
+    s.rank = rank;
+    s.steps = static_cast<std::int64_t>(v[0]);
+    s.images = static_cast<std::int64_t>(v[1]);
+    s.phases = {v[2], v[3], v[4], v[5], v[6]};
+    s.peak_rss_mib = v[7];
+    stats.push_back(s);
+  }
+  return stats;
+}
+
+}  // namespace mnist_ddp::report

@@ -1,0 +1,150 @@
+// lib/report/run_outputs.cpp — wiring of the trainer's callbacks to the outputs.
+#include "report/run_outputs.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "config/describe_config.hpp"
+#include "report/banner.hpp"
+#include "report/rank_stats.hpp"
+
+namespace mnist_ddp::report {
+
+void require_writable_location(const std::string& path, const char* option) {
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  const std::string shown = folder.empty() ? "." : folder.string();
+  if (access(shown.c_str(), W_OK) != 0) {
+    throw UsageError(std::string("--") + option + " '" + path + "': folder '" + shown +
+                     "' does not exist or is not writable");
+  }
+}
+
+namespace {
+
+std::string on_rank_zero(const distributed::Communicator& comm, const std::string& path,
+                         const char* option) {
+  if (comm.rank() != 0 || path.empty()) return "";
+  require_writable_location(path, option);
+  return path;
+}
+
+}  // namespace
+
+RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::DevicePlan& plan,
+                       distributed::Communicator& comm, const Log& log)
+    : config_(config),
+      comm_(comm),
+      log_(log),
+      progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
+      metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
+               RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu", config.mode,
+                        config.precision, config.model, config.lr}),
+      timeline_(comm, !config.timeline.empty()) {
+  on_rank_zero(comm, config.timeline, "timeline");
+  on_rank_zero(comm, config.report, "report");
+  if (comm.rank() == 0 && !config.tensorboard_dir.empty())
+    tensorboard_ = std::make_unique<TensorBoardWriter>(config.tensorboard_dir);
+}
+
+void RunOutputs::start(std::vector<distributed::RankPlacement> layout) {
+  layout_ = std::move(layout);
+  timeline_.start();
+  start_ = train::TraceClock::now();
+}
+
+double RunOutputs::seconds_since_start() const {
+  return std::chrono::duration<double>(train::TraceClock::now() - start_).count();
+}
+
+void RunOutputs::on_step(const train::StepReport& step) {
+  ++steps_trained_;
+  progress_.on_step(step);
+  metrics_.write_step(step);
+  if (step.window && tensorboard_) {
+    const train::LogWindow& w = *step.window;
+    tensorboard_->add_scalar("train/loss", step.step, w.loss);
+    tensorboard_->add_scalar("train/images_per_sec", step.step, w.images_per_sec);
+    tensorboard_->add_scalar("train/comm_share", step.step,
+                             w.phases.comm_wait / std::max(w.phases.total(), 1e-12));
+    tensorboard_->add_scalar("train/lr", step.step, config_.lr);
+  }
+  if (step.window) {
+    report_.steps.push_back({step.step, step.epoch, seconds_since_start(), step.window->loss,
+                             step.window->images_per_sec});
+  }
+}
+
+void RunOutputs::on_epoch(const train::EpochReport& report) {
+  print_epoch(log_, report);
+  metrics_.write_epoch(report);
+  milestones_.note(report);
+  if (tensorboard_) {
+    tensorboard_->add_scalar("epoch/train_loss", report.step, report.train_loss);
+    tensorboard_->add_scalar("epoch/test_loss", report.step, report.test.loss);
+    tensorboard_->add_scalar("epoch/test_accuracy", report.step, report.test.accuracy);
+    tensorboard_->add_scalar("epoch/images_per_sec", report.step, report.images_per_sec);
+  }
+  report_.epochs.push_back({report.epoch, report.step, report.train_loss, report.test.loss,
+                            report.test.accuracy, report.images_per_sec, report.elapsed_seconds});
+}
+
+bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
+                        double startup_seconds) {
+  const std::vector<RankStats> ranks = gather_rank_stats(comm_, summary, steps_trained_);
+  timeline_.write(config_.timeline, layout_);
+  metrics_.write_summary(summary, wall_seconds, startup_seconds);
+  print_timing(log_, startup_seconds, summary.phases);
+  print_rank_table(log_, ranks, layout_);
+  print_milestones(log_, milestones_.milestones());
+  if (!config_.timeline.empty()) log_.line("# timeline written to %s", config_.timeline.c_str());
+  if (comm_.rank() == 0 && !config_.report.empty()) {
+    write_report(summary, ranks, wall_seconds, startup_seconds);
+    log_.line("# report written to %s", config_.report.c_str());
+  }
+  return print_summary(log_, summary, config_.min_accuracy, wall_seconds);
+}
+
+void RunOutputs::write_report(const train::TrainSummary& summary,
+                              const std::vector<RankStats>& ranks, double wall_seconds,
+                              double startup_seconds) {
+  report_.title = "mnist_ddp " + config_.model + ", " + std::to_string(comm_.size()) + " rank" +
+                  (comm_.size() == 1 ? "" : "s");
+  report_.config = config::describe_config(config_);
+  for (const RankStats& r : ranks) {
+    const distributed::RankPlacement placement =
+        r.rank < static_cast<int>(layout_.size()) ? layout_[r.rank] : distributed::RankPlacement{};
+    const train::PhaseTimes& p = r.phases;
+    report_.ranks.push_back({r.rank, placement.host, placement.local_rank, placement.device,
+                             r.steps, r.step_seconds(), p.data, p.forward, p.backward, p.comm_wait,
+                             p.optimizer});
+  }
+  char text[128];
+  const auto add = [this, &text](const char* label) { report_.summary.emplace_back(label, text); };
+  std::snprintf(text, sizeof text, "%.2f%% (%lld/%lld)", 100 * summary.test.accuracy,
+                static_cast<long long>(summary.test.correct),
+                static_cast<long long>(summary.test.count));
+  add("final test accuracy");
+  std::snprintf(text, sizeof text, "%.6f", summary.test.loss);
+  add("final test loss");
+  std::snprintf(text, sizeof text, "%lld", static_cast<long long>(summary.steps));
+  add("optimizer steps");
+  std::snprintf(text, sizeof text, "%.0f img/s (all ranks)", summary.images_per_sec);
+  add("throughput");
+  std::snprintf(text, sizeof text, "%.2f s (first step after %.2f s)", wall_seconds,
+                startup_seconds);
+  add("wall time");
+  for (const Milestone& m : milestones_.milestones()) {
+    if (!m.reached) continue;
+    std::snprintf(text, sizeof text, "%.2f s (epoch %lld)", m.elapsed_seconds,
+                  static_cast<long long>(m.epoch));
+    report_.summary.emplace_back(
+        "time to " + std::to_string(static_cast<int>(100 * m.accuracy)) + "% test accuracy", text);
+  }
+  write_run_report(config_.report, report_);
+}
+
+}  // namespace mnist_ddp::report

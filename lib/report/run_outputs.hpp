@@ -1,0 +1,68 @@
+// lib/report/run_outputs.hpp — provides: RunOutputs, everything a run shows and writes besides
+// checkpoints: the progress line, the per-epoch table, the metrics file, TensorBoard scalars,
+// the HTML report, the timeline and the end-of-run summary.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/log.hpp"
+#include "config/train_config.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/device_plan.hpp"
+#include "distributed/rank_placement.hpp"
+#include "report/accuracy_milestones.hpp"
+#include "report/metrics_writer.hpp"
+#include "report/progress.hpp"
+#include "report/rank_stats.hpp"
+#include "report/run_report.hpp"
+#include "report/tensorboard_writer.hpp"
+#include "report/timeline.hpp"
+#include "train/train_reports.hpp"
+
+namespace mnist_ddp::report {
+
+/// Every rank has one (the timeline and the summary gather from all ranks); rank 0 writes.
+class RunOutputs {
+ public:
+  /// Opens the output files on rank 0; no collectives, so it may run inside an agreed phase.
+  /// Throws UsageError naming the option whose file or folder cannot be written.
+  RunOutputs(const config::TrainConfig& config, const distributed::DevicePlan& plan,
+             distributed::Communicator& comm, const Log& log);
+
+  /// Collective: call right before training, with every rank's placement.
+  void start(std::vector<distributed::RankPlacement> layout);
+
+  void on_step(const train::StepReport& step);
+  void on_epoch(const train::EpochReport& report);
+  void on_span(const train::Span& span) { timeline_.add(span); }
+
+  /// Collective, after training: gathers what every rank did, writes the summary record, the
+  /// report and the timeline, and prints the summary. Returns whether --min-accuracy was met.
+  bool finish(const train::TrainSummary& summary, double wall_seconds, double startup_seconds);
+
+ private:
+  double seconds_since_start() const;
+  void write_report(const train::TrainSummary& summary, const std::vector<RankStats>& ranks,
+                    double wall_seconds, double startup_seconds);
+
+  const config::TrainConfig& config_;
+  distributed::Communicator& comm_;
+  const Log& log_;
+  std::vector<distributed::RankPlacement> layout_;
+  Progress progress_;
+  MetricsWriter metrics_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;  // rank 0 with --tensorboard-dir
+  Timeline timeline_;
+  AccuracyMilestones milestones_;
+  RunReport report_;  // the curves so far, for --report
+  train::TraceClock::time_point start_;
+  std::int64_t steps_trained_ = 0;  // by this process (a resumed run counts from its start)
+};
+
+/// Throws UsageError when `path` (the value of --`option`) could not be created: its folder is
+/// missing or not writable. Checked before training, so a typo does not cost a whole run.
+void require_writable_location(const std::string& path, const char* option);
+
+}  // namespace mnist_ddp::report

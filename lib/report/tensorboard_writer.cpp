@@ -1,0 +1,130 @@
+// lib/report/tensorboard_writer.cpp — Event messages (report/proto/*.proto, TensorFlow's field
+// numbers) serialized by protobuf, framed as TFRecords, one write() per record to a file created
+// with O_EXCL.
+#include "report/tensorboard_writer.hpp"
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/error.hpp"
+#include "report/proto/event.pb.h"
+#include "report/tfrecord.hpp"
+
+namespace mnist_ddp::report {
+namespace {
+
+// TensorBoard loads the files of a folder whose names hold "tfevents", in name order;
+// TensorFlow's and PyTorch's writers name them like this.
+constexpr const char* kFilePrefix = "events.out.tfevents.";
+// The version TensorFlow 2 and PyTorch's SummaryWriter write first.
+constexpr const char* kFileVersion = "brain.Event:2";
+// More writers than this in one folder within one second is a bug, not a busy run.
+constexpr int kMaxSuffix = 1000;
+
+double seconds_since_epoch() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration<double>(now).count();
+}
+
+std::string host_name() {
+  std::array<char, 256> name{};  // HOST_NAME_MAX is 64 on Linux; the last byte stays NUL
+  if (gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') return "localhost";
+  return name.data();
+}
+
+/// Creates the first free one of `base`, `base.1`, `base.2`, ... and returns its descriptor.
+int create_new_file(const std::string& base, std::string& path) {
+  for (int suffix = 0; suffix < kMaxSuffix; ++suffix) {
+    path = suffix == 0 ? base : base + "." + std::to_string(suffix);
+    // O_EXCL: another writer that picks the same name at the same moment cannot share the file.
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) {
+      throw UsageError("cannot create the TensorBoard event file '" + path +
+                       "': " + std::strerror(errno));
+    }
+  }
+  throw UsageError("cannot create the TensorBoard event file '" + base + "': it and " +
+                   std::to_string(kMaxSuffix - 1) + " suffixed names exist already");
+}
+
+void write_all(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t written = write(fd, bytes.data(), bytes.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ExitCode::kFailure, "writing the TensorBoard event file '" + path +
+                                          "' failed: " + std::strerror(errno));
+    }
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+}
+
+}  // namespace
+
+TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
+  if (dir.empty()) throw UsageError("the TensorBoard folder name is empty");
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw UsageError("cannot create the TensorBoard folder '" + dir + "': " + error.message());
+  }
+  const double now = seconds_since_epoch();
+  const std::string base = (std::filesystem::path(dir) / kFilePrefix).string() +
+                           std::to_string(static_cast<std::int64_t>(now)) + "." + host_name();
+  fd_ = create_new_file(base, path_);
+
+  tensorboard::Event event;
+  event.set_wall_time(now);
+  event.set_file_version(kFileVersion);
+  try {
+    write_record(event.SerializeAsString());
+  } catch (...) {
+    // The destructor does not run for a constructor that throws.
+    close(fd_);
+    throw;
+  }
+}
+
+TensorBoardWriter::~TensorBoardWriter() {
+  fsync(fd_);
+  close(fd_);
+}
+
+void TensorBoardWriter::add_scalar(const std::string& tag, std::int64_t step, double value) {
+  add_scalar(tag, step, value, seconds_since_epoch());
+}
+
+void TensorBoardWriter::add_scalar(const std::string& tag, std::int64_t step, double value,
+                                   double wall_time) {
+  tensorboard::Event event;
+  event.set_wall_time(wall_time);
+  event.set_step(step);
+  tensorboard::Summary::Value* scalar = event.mutable_summary()->add_value();
+  scalar->set_tag(tag);
+  scalar->set_simple_value(static_cast<float>(value));
+  write_record(event.SerializeAsString());
+}
+
+void TensorBoardWriter::flush() {
+  if (fsync(fd_) != 0) {
+    throw Error(ExitCode::kFailure, "syncing the TensorBoard event file '" + path_ +
+                                        "' failed: " + std::strerror(errno));
+  }
+}
+
+void TensorBoardWriter::write_record(const std::string& data) {
+  // One write() for the whole record, so a reader following the file (TensorBoard polls it)
+  // rarely sees half a record; it waits for the rest when it does.
+  write_all(fd_, tfrecord_frame(data), path_);
+}
+
+}  // namespace mnist_ddp::report
