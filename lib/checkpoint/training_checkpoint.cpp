@@ -52,8 +52,7 @@ void load_module_tensors(const std::map<std::string, at::Tensor>& saved, model::
 
 }  // namespace
 
-checkpoint::std::string shape_differences(const nlohmann::json& saved,
-                                          const nlohmann::json& current) {
+std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current) {
   std::string differences;
   for (const auto& [key, value] : current.items()) {
     if (!saved.contains(key) || saved.at(key) != value) {

@@ -18,7 +18,7 @@
 namespace {
 
 using mnist_ddp::fuzz::require_property;
-namespace io = mnist_ddp::io;
+namespace checkpoint = mnist_ddp::checkpoint;
 
 constexpr size_t kTrailer = 4;  // the CRC-32 at the end of the file
 

@@ -24,7 +24,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-namespace io = mnist_ddp::io;
+namespace checkpoint = mnist_ddp::checkpoint;
 using mnist_ddp::fuzz::require_property;
 
 /// The scratch folder of this process, removed at exit.

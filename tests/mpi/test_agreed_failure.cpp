@@ -5,7 +5,7 @@
 #include "distributed/agreed_failure.hpp"
 #include "support/mpi_test_world.hpp"
 
-namespace mnist_ddp::dist {
+namespace mnist_ddp::distributed {
 namespace {
 
 /// The exit code all ranks agree on after running `phase`; 0 when no rank failed.
@@ -47,4 +47,4 @@ TEST_CASE("an exception of another type counts as exit code 1") {
 }
 
 }  // namespace
-}  // namespace mnist_ddp::dist
+}  // namespace mnist_ddp::distributed

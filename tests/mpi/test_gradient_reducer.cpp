@@ -13,7 +13,7 @@
 #include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
 
-namespace mnist_ddp::train {
+namespace mnist_ddp::ddp {
 namespace {
 
 config::TrainConfig reducer_config() {
@@ -29,15 +29,15 @@ config::TrainConfig reducer_config() {
 }
 
 /// Final parameters after training `config` on every rank, with the summary.
-std::pair<at::Tensor, TrainSummary> trained(const config::TrainConfig& config,
-                                            const TrainerHooks& hooks = TrainerHooks{}) {
+std::pair<at::Tensor, train::TrainSummary> trained(
+    const config::TrainConfig& config, const train::TrainerHooks& hooks = train::TrainerHooks{}) {
   static const data::Dataset train_set = testing::synthetic_dataset(960, /*seed=*/31);
   static const data::Dataset test_set = testing::synthetic_dataset(32, /*seed=*/32);
   distributed::MpiCommunicator comm(testing::test_world().comm());
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
-  const TrainSummary summary = trainer.run(hooks);
+  train::Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
+  const train::TrainSummary summary = trainer.run(hooks);
   std::vector<at::Tensor> flat;
   for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
   return {at::cat(flat), summary};
@@ -91,13 +91,13 @@ TEST_CASE("gradients sent as bfloat16 or float16 stay close to float32") {
 TEST_CASE("a stop request on the last rank stops every rank after the same step") {
   const distributed::World& world = testing::test_world();
   int steps_seen = 0;
-  TrainerHooks hooks;
+  train::TrainerHooks hooks;
   hooks.on_batch = [&](const at::Tensor&) { ++steps_seen; };
   hooks.stop_requested = [&] { return world.rank() == world.size() - 1 && steps_seen >= 3; };
-  const TrainSummary summary = trained(reducer_config(), hooks).second;
+  const train::TrainSummary summary = trained(reducer_config(), hooks).second;
   CHECK(summary.preempted);
   CHECK(summary.steps == 3);
 }
 
 }  // namespace
-}  // namespace mnist_ddp::train
+}  // namespace mnist_ddp::ddp

@@ -7,7 +7,7 @@
 #include "distributed/mpi_communicator.hpp"
 #include "support/mpi_test_world.hpp"
 
-namespace mnist_ddp::dist {
+namespace mnist_ddp::distributed {
 namespace {
 
 /// {rank + 1, 2 * (rank + 1), 3 * (rank + 1)} in `dtype`.
@@ -90,4 +90,4 @@ TEST_CASE("unsupported tensors are refused before any communication") {
 }
 
 }  // namespace
-}  // namespace mnist_ddp::dist
+}  // namespace mnist_ddp::distributed

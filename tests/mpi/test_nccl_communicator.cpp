@@ -15,7 +15,7 @@
 #include "distributed/cuda_devices.hpp"
 #endif
 
-namespace mnist_ddp::dist {
+namespace mnist_ddp::distributed {
 namespace {
 
 constexpr double kTimeoutSeconds = 60;
@@ -123,4 +123,4 @@ TEST_CASE("NCCL collectives where every rank has a GPU of its own") {
 }
 
 }  // namespace
-}  // namespace mnist_ddp::dist
+}  // namespace mnist_ddp::distributed

@@ -4,7 +4,7 @@
 #include "distributed/rank_placement.hpp"
 #include "support/mpi_test_world.hpp"
 
-namespace mnist_ddp::dist {
+namespace mnist_ddp::distributed {
 namespace {
 
 TEST_CASE("gather_layout lists every rank in order with its host and local rank") {
@@ -23,4 +23,4 @@ TEST_CASE("gather_layout lists every rank in order with its host and local rank"
 }
 
 }  // namespace
-}  // namespace mnist_ddp::dist
+}  // namespace mnist_ddp::distributed

@@ -15,7 +15,7 @@
 #include "distributed/staging_communicator.hpp"
 #include "support/mpi_test_world.hpp"
 
-namespace mnist_ddp::dist {
+namespace mnist_ddp::distributed {
 namespace {
 
 constexpr double kTimeoutSeconds = 60;
@@ -78,4 +78,4 @@ TEST_CASE("staged collectives over mpi and nccl take tensors on any device") {
   check_collectives(over_nccl, on_gpu);  // straight to NCCL
 }
 
-}  // namespace mnist_ddp::dist
+}  // namespace mnist_ddp::distributed

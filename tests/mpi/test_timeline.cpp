@@ -11,7 +11,7 @@
 #include "support/idx_writer.hpp"
 #include "support/mpi_test_world.hpp"
 
-namespace mnist_ddp::io {
+namespace mnist_ddp::report {
 namespace {
 
 using train::Span;
@@ -89,4 +89,4 @@ TEST_CASE("a disabled timeline writes nothing") {
 }
 
 }  // namespace
-}  // namespace mnist_ddp::io
+}  // namespace mnist_ddp::report

@@ -3,7 +3,7 @@
 
 #include "report/accuracy_milestones.hpp"
 
-namespace mnist_ddp::io {
+namespace mnist_ddp::report {
 namespace {
 
 train::EpochReport epoch(std::int64_t number, double accuracy, double elapsed) {
@@ -34,4 +34,4 @@ TEST_CASE("milestones record the first epoch that reached them") {
 }
 
 }  // namespace
-}  // namespace mnist_ddp::io
+}  // namespace mnist_ddp::report

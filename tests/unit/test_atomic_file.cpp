@@ -14,7 +14,6 @@
 namespace mnist_ddp::testing {
 namespace {
 
-using write_file_atomically;
 
 /// The names of everything in `folder`.
 std::set<std::string> folder_names(const std::string& folder) {

@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "distributed/cuda_devices.hpp"
 
-namespace mnist_ddp::dist {
+namespace mnist_ddp::distributed {
 namespace {
 
 TEST_CASE("cuda device count answers at once: a count, or the clear no-device error") {
@@ -76,4 +76,4 @@ TEST_CASE("CudaDevice describes itself for the rank layout") {
 }
 
 }  // namespace
-}  // namespace mnist_ddp::dist
+}  // namespace mnist_ddp::distributed

@@ -9,7 +9,7 @@
 #include "common/log.hpp"
 #include "report/progress.hpp"
 
-namespace mnist_ddp::io {
+namespace mnist_ddp::report {
 namespace {
 
 /// What a Log writes, read back from a temporary file.
@@ -89,4 +89,4 @@ TEST_CASE("durations read as m:ss or h:mm:ss") {
 }
 
 }  // namespace
-}  // namespace mnist_ddp::io
+}  // namespace mnist_ddp::report
