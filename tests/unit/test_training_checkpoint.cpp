@@ -37,13 +37,8 @@ struct Run {
       train::make_optimizer(config, model->parameters());
 
   CheckpointContents checkpoint() {
-    checkpoint::TrainProgress progress;
-    progress.epoch = 1;
-    progress.step = 5;
-    progress.position = 640;
-    progress.loss_sum = 2.5;
-    progress.loss_count = 10;
-    progress.images = 640;
+    // Epoch 1, step 5, position 640, loss sum 2.5 over 10 losses, 640 images.
+    const checkpoint::TrainProgress progress{1, 5, 640, 2.5, 10, 640};
     return checkpoint::make_checkpoint(config, /*train_size=*/1000, /*world_size=*/2, progress,
                                        *model, *optimizer, at::zeros({2, 8}, at::kByte));
   }
