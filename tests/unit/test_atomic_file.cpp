@@ -14,7 +14,6 @@
 namespace mnist_ddp::testing {
 namespace {
 
-
 /// The names of everything in `folder`.
 std::set<std::string> folder_names(const std::string& folder) {
   std::set<std::string> names;
