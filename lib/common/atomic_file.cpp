@@ -6,7 +6,6 @@
 #include <filesystem>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.hpp"
@@ -18,12 +17,21 @@ namespace {
   throw Error(ExitCode::kFailure, what + " '" + path + "' failed: " + std::strerror(errno));
 }
 
-/// Closes the descriptor on every path out; unlinks the temporary file unless released.
+/// Creates a new file `<prefix><pid>.<n>` with O_EXCL, trying the next n while a name is
+/// taken (a leftover of a crashed process with the same pid). Note [File modes]: unlike
+/// mkstemp, which forces 0600, the file is created with mode 0666 so that the process umask
+/// decides, as for every other file a standard tool writes (the metrics file, TensorBoard
+/// events): 0644 under the usual umask 022, 0600 under 077. Closes the descriptor on every path
+/// out; unlinks the file unless released.
 class TemporaryFile {
  public:
-  explicit TemporaryFile(std::string pattern) : path_(std::move(pattern)) {
-    fd_ = mkstemp(path_.data());
-    if (fd_ < 0) fail("creating", path_);
+  explicit TemporaryFile(const std::string& prefix) {
+    for (int attempt = 0;; ++attempt) {
+      path_ = prefix + std::to_string(getpid()) + "." + std::to_string(attempt);
+      fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ >= 0) return;
+      if (errno != EEXIST || attempt == kAttempts) fail("creating", path_);
+    }
   }
   ~TemporaryFile() {
     if (fd_ >= 0) close(fd_);
@@ -42,6 +50,7 @@ class TemporaryFile {
   void mark_renamed() { renamed_ = true; }
 
  private:
+  static constexpr int kAttempts = 1000;
   std::string path_;
   int fd_ = -1;
   bool renamed_ = false;
@@ -64,10 +73,7 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   const std::filesystem::path target(path);
   const std::string folder =
       target.has_parent_path() ? target.parent_path().string() : std::string(".");
-  TemporaryFile temporary(folder + "/." + target.filename().string() + ".tmp.XXXXXX");
-  // Checkpoints hold nothing secret, and jobs of other users (monitoring, evaluation) may need
-  // to read them; nobody but the owner may change them.
-  if (fchmod(temporary.fd(), 0644) != 0) fail("setting the mode of", temporary.path());
+  TemporaryFile temporary(folder + "/." + target.filename().string() + ".tmp.");
   write_all(temporary.fd(), contents, temporary.path());
   if (fsync(temporary.fd()) != 0) fail("syncing", temporary.path());
   temporary.close_checked();

@@ -56,6 +56,7 @@ std::vector<std::pair<std::string, std::string>> describe_config(const TrainConf
       {"tensorboard-dir", path(c.tensorboard_dir)},
       {"report", path(c.report)},
       {"timeline", path(c.timeline)},
+      {"timeline-steps", to_string(c.timeline_steps)},
       {"log-all-ranks", text(c.log_all_ranks)},
       {"min-accuracy", text(c.min_accuracy)},
   };

@@ -43,6 +43,17 @@ po::typed_value<std::string>* optional_path(std::string* field) {
   return po::value(field)->default_value("", "none");
 }
 
+}  // namespace
+
+/// How Boost.Program_options reads a StepRange (found by argument-dependent lookup, hence in the
+/// namespace of StepRange).
+void validate(boost::any& value, const std::vector<std::string>& texts, StepRange*, int) {
+  po::validators::check_first_occurrence(value);
+  value = parse_step_range(po::validators::get_single_string(texts), "timeline-steps");
+}
+
+namespace {
+
 /// Options that may come from any source, bound to the fields of `config`.
 po::options_description training_options(TrainConfig& config) {
   const TrainConfig defaults;
@@ -143,8 +154,12 @@ po::options_description training_options(TrainConfig& config) {
       "write a self-contained HTML report (curves, throughput, per-rank step time) to this file")(
       "timeline", optional_path(&config.timeline),
       "write a Chrome trace (chrome://tracing, Perfetto) of every rank's phases and collectives")(
-      "log-all-ranks", flag(&config.log_all_ranks, defaults.log_all_ranks),
-      "let every rank log, prefixed with its rank, not only rank 0")(
+      "timeline-steps",
+      po::value(&config.timeline_steps)
+          ->default_value(defaults.timeline_steps, to_string(defaults.timeline_steps)),
+      "the optimizer steps FIRST:LAST the --timeline records (evaluations and checkpoints "
+      "among them too)")("log-all-ranks", flag(&config.log_all_ranks, defaults.log_all_ranks),
+                         "let every rank log, prefixed with its rank, not only rank 0")(
       "min-accuracy", decimal(&config.min_accuracy, defaults.min_accuracy),
       "exit with code 1 when the final test accuracy (0..1) is below this");
 

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "config/step_range.hpp"
+
 namespace mnist_ddp::config {
 
 /// Everything that shapes a run. Defaults follow the classic PyTorch DDP tutorial.
@@ -59,7 +61,10 @@ struct TrainConfig {
   std::string tensorboard_dir;    // TensorBoard event files written by rank 0; empty means none
   std::string report;             // self-contained HTML run report by rank 0; empty means none
   std::string timeline;           // Chrome trace of every rank's phases; empty means none
-  double min_accuracy = 0.0;      // exit non-zero when the final test accuracy is below this
+  // The optimizer steps the timeline records: a window, so a long run's trace stays small enough
+  // to open (a step is 5 phase spans plus one per gradient bucket on each rank).
+  StepRange timeline_steps{1, 1000};
+  double min_accuracy = 0.0;  // exit non-zero when the final test accuracy is below this
 };
 
 }  // namespace mnist_ddp::config

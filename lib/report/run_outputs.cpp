@@ -43,7 +43,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu", config.mode,
                         config.precision, config.model, config.lr}),
-      timeline_(comm, !config.timeline.empty()) {
+      timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
   on_rank_zero(comm, config.timeline, "timeline");
   on_rank_zero(comm, config.report, "report");
   if (comm.rank() == 0 && !config.tensorboard_dir.empty())
@@ -95,12 +95,20 @@ void RunOutputs::on_epoch(const train::EpochReport& report) {
 bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
                         double startup_seconds) {
   const std::vector<RankStats> ranks = gather_rank_stats(comm_, summary, steps_trained_);
-  timeline_.write(config_.timeline, layout_);
+  const std::int64_t spans_dropped = timeline_.write(config_.timeline, layout_);
   metrics_.write_summary(summary, wall_seconds, startup_seconds);
   print_timing(log_, startup_seconds, summary.phases);
   print_rank_table(log_, ranks, layout_);
   print_milestones(log_, milestones_.milestones());
-  if (!config_.timeline.empty()) log_.line("# timeline written to %s", config_.timeline.c_str());
+  if (!config_.timeline.empty()) {
+    log_.line("# timeline of steps %s written to %s",
+              config::to_string(config_.timeline_steps).c_str(), config_.timeline.c_str());
+  }
+  if (spans_dropped > 0) {
+    log_.line(
+        "# timeline: %lld spans past the cap of %lld per rank left out; narrow --timeline-steps",
+        static_cast<long long>(spans_dropped), static_cast<long long>(Timeline::kMaxSpans));
+  }
   if (comm_.rank() == 0 && !config_.report.empty()) {
     write_report(summary, ranks, wall_seconds, startup_seconds);
     log_.line("# report written to %s", config_.report.c_str());

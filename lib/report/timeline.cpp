@@ -41,8 +41,8 @@ nlohmann::json metadata(const char* kind, int rank, int row, const std::string& 
 
 }  // namespace
 
-Timeline::Timeline(distributed::Communicator& comm, bool enabled)
-    : comm_(comm), enabled_(enabled) {}
+Timeline::Timeline(distributed::Communicator& comm, bool enabled, config::StepRange steps)
+    : comm_(comm), enabled_(enabled), steps_(steps) {}
 
 void Timeline::start() {
   if (!enabled_) return;
@@ -51,7 +51,7 @@ void Timeline::start() {
 }
 
 void Timeline::add(const train::Span& span) {
-  if (!enabled_) return;
+  if (!enabled_ || !steps_.contains(span.step)) return;
   if (static_cast<std::int64_t>(spans_.size()) >= kMaxSpans * kFields) {
     ++dropped_;
     return;
@@ -61,16 +61,16 @@ void Timeline::add(const train::Span& span) {
                                static_cast<double>(span.bytes)});
 }
 
-void Timeline::write(const std::string& path,
-                     const std::vector<distributed::RankPlacement>& layout) {
-  if (!enabled_) return;
+std::int64_t Timeline::write(const std::string& path,
+                             const std::vector<distributed::RankPlacement>& layout) {
+  if (!enabled_) return 0;
   const std::int64_t count = static_cast<std::int64_t>(spans_.size()) / kFields;
   const at::Tensor counts = comm_.all_gather(at::tensor({count, dropped_}, at::kLong));
   const std::int64_t most = counts.select(1, 0).max().item<std::int64_t>();
   at::Tensor mine = at::zeros({most, kFields}, at::kDouble);
   std::copy(spans_.begin(), spans_.end(), mine.data_ptr<double>());
   const at::Tensor all = comm_.all_gather(mine);  // (ranks, most, kFields)
-  if (comm_.rank() != 0) return;
+  if (comm_.rank() != 0) return 0;
 
   nlohmann::json events = nlohmann::json::array();
   std::int64_t dropped = 0;
@@ -99,10 +99,12 @@ void Timeline::write(const std::string& path,
                         {"args", std::move(args)}});
     }
   }
-  const nlohmann::json trace = {{"traceEvents", std::move(events)},
-                                {"displayTimeUnit", "ms"},
-                                {"otherData", {{"spans_dropped", dropped}}}};
+  const nlohmann::json trace = {
+      {"traceEvents", std::move(events)},
+      {"displayTimeUnit", "ms"},
+      {"otherData", {{"spans_dropped", dropped}, {"steps", config::to_string(steps_)}}}};
   write_file_atomically(path, trace.dump());
+  return dropped;
 }
 
 }  // namespace mnist_ddp::report

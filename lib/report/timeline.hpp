@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/step_range.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/rank_placement.hpp"
 #include "train/train_reports.hpp"
@@ -14,24 +15,30 @@ namespace mnist_ddp::report {
 
 class Timeline {
  public:
-  /// A disabled timeline records nothing and costs nothing.
-  Timeline(distributed::Communicator& comm, bool enabled);
+  /// Records the spans of the optimizer steps in `steps`. A disabled timeline records nothing
+  /// and costs nothing.
+  Timeline(distributed::Communicator& comm, bool enabled, config::StepRange steps);
 
   /// Collective: a barrier, so that every rank's clock starts at the same moment.
   void start();
 
-  /// Records one span of this rank (up to kMaxSpans; later ones are counted, not kept).
+  /// Records one span of this rank if its step is in the window (up to kMaxSpans; later ones
+  /// are counted, not kept).
   void add(const train::Span& span);
 
   /// Collective: gathers every rank's spans; rank 0 writes the trace to `path` (atomically).
-  void write(const std::string& path, const std::vector<distributed::RankPlacement>& layout);
+  /// Returns the spans dropped past kMaxSpans on all ranks (on rank 0; 0 elsewhere).
+  std::int64_t write(const std::string& path,
+                     const std::vector<distributed::RankPlacement>& layout);
 
-  /// Spans kept per rank: 20 MB of memory, an hour of the linear model at 1,000 steps/s.
+  /// Spans kept per rank (20 MB of memory): a guard for wide --timeline-steps windows, 83,000
+  /// steps of the linear model (5 phases and 1 bucket a step).
   static constexpr std::int64_t kMaxSpans = 500'000;
 
  private:
   distributed::Communicator& comm_;
   bool enabled_;
+  config::StepRange steps_;
   train::TraceClock::time_point origin_;
   std::vector<double> spans_;  // kFields per span: name, start (us), duration (us), step, bytes
   std::int64_t dropped_ = 0;

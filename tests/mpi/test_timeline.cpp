@@ -1,6 +1,8 @@
 // tests/mpi/test_timeline.cpp — Timeline: rank 0 writes one Chrome trace holding every rank's
-// spans, with process names, rows for compute and communication, and times on one clock.
+// spans, with process names, rows for compute and communication, and times on one clock; only
+// the steps of its window.
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -23,7 +25,7 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
   const testing::TempDir folder;  // rank 0's is the one written to
   const std::string path = folder.file("trace.json");
 
-  Timeline timeline(comm, /*enabled=*/true);
+  Timeline timeline(comm, /*enabled=*/true, config::StepRange{1, 1000});
   timeline.start();
   // Rank r records r + 1 steps of two phases and one allreduce each.
   for (int step = 1; step <= world.rank() + 1; ++step) {
@@ -34,13 +36,14 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
     timeline.add(Span{"backward", t1, t2, step});
     timeline.add(Span{"allreduce", t1, t2, step, /*bytes=*/4096});
   }
-  timeline.write(path, distributed::gather_layout(world, "cpu", 1));
+  CHECK(timeline.write(path, distributed::gather_layout(world, "cpu", 1)) == 0);
   if (world.rank() != 0) return;
 
   std::ifstream file(path);
   REQUIRE(file);
   const nlohmann::json trace = nlohmann::json::parse(file);
   CHECK(trace["otherData"]["spans_dropped"] == 0);
+  CHECK(trace["otherData"]["steps"] == "1:1000");
   std::vector<int> spans_per_rank(world.size());
   std::vector<int> named_processes(world.size());
   for (const nlohmann::json& event : trace["traceEvents"]) {
@@ -77,11 +80,40 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
   }
 }
 
+TEST_CASE("the timeline keeps only the spans of the steps in its window") {
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator comm(world.comm());
+  const testing::TempDir folder;
+  const std::string path = folder.file("trace.json");
+  Timeline timeline(comm, /*enabled=*/true, config::StepRange{3, 5});
+  timeline.start();
+  for (int step = 1; step <= 7; ++step) {
+    const TraceClock::time_point now = TraceClock::now();
+    timeline.add(Span{"forward", now, now, step});
+    timeline.add(Span{"allreduce", now, now, step, /*bytes=*/8});
+  }
+  timeline.write(path, {});
+  if (world.rank() != 0) return;
+
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json trace = nlohmann::json::parse(file);
+  CHECK(trace["otherData"]["steps"] == "3:5");
+  std::map<std::string, std::vector<int>> steps;  // span name -> steps of rank 0's spans
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (event["ph"] == "X" && event["pid"] == 0) {
+      steps[event["name"]].push_back(event["args"]["step"]);
+    }
+  }
+  CHECK(steps["forward"] == std::vector<int>{3, 4, 5});
+  CHECK(steps["allreduce"] == std::vector<int>{3, 4, 5});
+}
+
 TEST_CASE("a disabled timeline writes nothing") {
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator comm(world.comm());
   const testing::TempDir folder;
-  Timeline timeline(comm, /*enabled=*/false);
+  Timeline timeline(comm, /*enabled=*/false, config::StepRange{1, 1000});
   timeline.start();
   timeline.add(Span{"forward", TraceClock::now(), TraceClock::now(), 1});
   timeline.write(folder.file("trace.json"), {});

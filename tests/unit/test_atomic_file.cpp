@@ -1,5 +1,5 @@
 // tests/unit/test_atomic_file.cpp — write_file_atomically: exact contents, replacement of an
-// existing file, mode 0644, no temporary file left behind, and errors that name the path.
+// existing file, mode from the umask, no temporary file left behind, and errors that name the path.
 #include <filesystem>
 #include <set>
 #include <string>
@@ -48,6 +48,18 @@ class ScopedCurrentPath {
   std::filesystem::path previous_;
 };
 
+/// Sets the process umask for the lifetime of the object.
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(unsigned mask) : previous_(umask(static_cast<mode_t>(mask))) {}
+  ~ScopedUmask() { umask(previous_); }
+  ScopedUmask(const ScopedUmask&) = delete;
+  ScopedUmask& operator=(const ScopedUmask&) = delete;
+
+ private:
+  mode_t previous_;
+};
+
 /// Every byte value, NUL included, so no text-mode or C-string handling goes unnoticed.
 std::string all_byte_values() {
   const Bytes bytes = pattern_bytes(1000);
@@ -82,15 +94,21 @@ TEST_SUITE("write_file_atomically") {
     CHECK(read_bytes(path) == "newer and longer than before");
   }
 
-  TEST_CASE("the file gets mode 0644, also when it replaces a private file") {
+  TEST_CASE("the file gets mode 0666 less the umask, also when it replaces a file") {
     TempDir dir;
     const std::string path = dir.file("checkpoint");
-    write_file_atomically(path, "a");
-    CHECK(permissions(path) == 0644);
-
-    REQUIRE(chmod(path.c_str(), 0600) == 0);
-    write_file_atomically(path, "b");
-    CHECK(permissions(path) == 0644);
+    struct Case {
+      unsigned mask, mode;
+      const char* name;
+    };
+    for (const Case& c : {Case{0022, 0644, "umask 022"}, Case{0077, 0600, "umask 077"},
+                          Case{0002, 0664, "umask 002"}}) {
+      INFO(c.name);
+      ScopedUmask scoped(c.mask);
+      write_file_atomically(path, "new");
+      CHECK(permissions(path) == c.mode);
+      CHECK(folder_names(dir.path()) == std::set<std::string>{"checkpoint"});
+    }
   }
 
   TEST_CASE("no temporary file is left in the folder") {

@@ -1,6 +1,8 @@
 // tests/unit/test_pooled_features.cpp — pooled_features against ATen's max_pool2d, ReLU and
-// flatten: values and gradients bit for bit, with ties, clipped windows, NaN, bfloat16, several
-// threads, and the inputs the fused kernel leaves to ATen.
+// flatten and against the definition in plain loops: values and gradients bit for bit, with ties,
+// clipped windows, NaN, bfloat16, several threads, and the inputs the fused kernel leaves to ATen.
+#include <utility>
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <doctest/doctest.h>
@@ -30,15 +32,55 @@ at::Tensor aten_pooled_features(const at::Tensor& x) {
   return at::max_pool2d(x, 2).relu().flatten(1);
 }
 
-/// Checks that pooled_features equals ATen on x, values and gradients identical.
+/// The definition in plain loops, apart from ATen: each 2x2 window's maximum (the first in row
+/// order on ties; a last odd row or column dropped) after a ReLU, in C, H, W order; the gradient
+/// goes to that first maximum when it is positive. Exact: a maximum is one of the inputs.
+Outcome reference(const at::Tensor& x, const at::Tensor& upstream) {
+  const at::Tensor in = x.to(at::kDouble).contiguous();
+  const at::Tensor up = upstream.to(at::kDouble).contiguous();
+  const std::int64_t channels = x.size(1), pooled_h = x.size(2) / 2, pooled_w = x.size(3) / 2;
+  at::Tensor values = at::zeros({x.size(0), channels * pooled_h * pooled_w}, at::kDouble);
+  at::Tensor grad = at::zeros_like(in);
+  const auto a = in.accessor<double, 4>();
+  const auto u = up.accessor<double, 2>();
+  auto v = values.accessor<double, 2>();
+  auto g = grad.accessor<double, 4>();
+  for (std::int64_t b = 0; b < x.size(0); ++b) {
+    for (std::int64_t c = 0; c < channels; ++c) {
+      for (std::int64_t oh = 0; oh < pooled_h; ++oh) {
+        for (std::int64_t ow = 0; ow < pooled_w; ++ow) {
+          std::int64_t best_y = 2 * oh, best_x = 2 * ow;
+          for (const auto [dy, dx] : {std::pair{0, 1}, {1, 0}, {1, 1}}) {
+            if (a[b][c][2 * oh + dy][2 * ow + dx] > a[b][c][best_y][best_x]) {
+              best_y = 2 * oh + dy;
+              best_x = 2 * ow + dx;
+            }
+          }
+          const double best = a[b][c][best_y][best_x];
+          if (best <= 0) continue;
+          const std::int64_t feature = (c * pooled_h + oh) * pooled_w + ow;
+          v[b][feature] = best;
+          g[b][c][best_y][best_x] = u[b][feature];
+        }
+      }
+    }
+  }
+  return {values.to(x.scalar_type()), grad.to(x.scalar_type())};
+}
+
+/// Checks that pooled_features equals ATen and the plain-loop definition on x (no NaN), values
+/// and gradients identical.
 void check_matches_aten(const at::Tensor& x) {
   const std::int64_t features = x.size(1) * (x.size(2) / 2) * (x.size(3) / 2);
   const at::Tensor upstream = at::randn({x.size(0), features}, x.options());
   const Outcome ours = run(pooled_features, x, upstream);
   const Outcome aten = run(aten_pooled_features, x, upstream);
+  const Outcome defined = reference(x, upstream);
   CHECK(ours.values.sizes() == aten.values.sizes());
   CHECK(at::equal(ours.values, aten.values));
   CHECK(at::equal(ours.input_grad, aten.input_grad));
+  CHECK(at::equal(ours.values, defined.values));
+  CHECK(at::equal(ours.input_grad, defined.input_grad));
   CHECK(ours.input_grad.is_contiguous(x.suggest_memory_format()));
 }
 
@@ -87,7 +129,9 @@ TEST_SUITE("pooled_features") {
     at::set_num_threads(threads);
   }
 
-  TEST_CASE("inputs the fused kernel does not take (NCHW, odd sizes) still match ATen") {
+  // These take ATen's operators inside pooled_features, so the plain-loop definition is the
+  // reference that does not repeat the code under test.
+  TEST_CASE("inputs the fused kernel does not take (NCHW, odd sizes) match the definition") {
     torch::manual_seed(15);
     check_matches_aten(at::randn({2, 3, 6, 6}));                 // NCHW
     check_matches_aten(channels_last(at::randn({2, 3, 7, 5})));  // odd: the last row dropped

@@ -1,0 +1,44 @@
+// lib/config/step_range.cpp — FIRST:LAST, both whole numbers; nothing else is accepted.
+#include "config/step_range.hpp"
+
+#include <charconv>
+
+#include "common/error.hpp"
+
+namespace mnist_ddp::config {
+namespace {
+
+/// The whole of `text` as a number, or false.
+bool read_number(std::string_view text, std::int64_t& value) {
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && stop == end && !text.empty();
+}
+
+[[noreturn]] void refuse(const std::string& option, const std::string& rule,
+                         const std::string& text) {
+  throw UsageError("--" + option + " must be " + rule + " (got '" + text + "')");
+}
+
+}  // namespace
+
+StepRange parse_step_range(const std::string& text, const std::string& option) {
+  const size_t colon = text.find(':');
+  StepRange range;
+  if (colon == std::string::npos ||
+      !read_number(std::string_view(text).substr(0, colon), range.first) ||
+      !read_number(std::string_view(text).substr(colon + 1), range.last)) {
+    refuse(option, "FIRST:LAST, two step numbers such as 1:1000", text);
+  }
+  if (range.first < 1) refuse(option, "a range that starts at step 1 or later", text);
+  if (range.last < range.first) {
+    refuse(option, "a range whose last step is not before its first", text);
+  }
+  return range;
+}
+
+std::string to_string(const StepRange& range) {
+  return std::to_string(range.first) + ":" + std::to_string(range.last);
+}
+
+}  // namespace mnist_ddp::config

@@ -1,0 +1,23 @@
+// lib/config/step_range.hpp — provides: StepRange, an inclusive range of optimizer steps written
+// FIRST:LAST (--timeline-steps), with its parser and its text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mnist_ddp::config {
+
+struct StepRange {
+  std::int64_t first = 1;  // 1-based, as optimizer steps are counted
+  std::int64_t last = 1;
+
+  bool contains(std::int64_t step) const { return first <= step && step <= last; }
+};
+
+/// Parses "FIRST:LAST" with 1 <= FIRST <= LAST; throws UsageError naming `option` and the text.
+StepRange parse_step_range(const std::string& text, const std::string& option);
+
+/// "FIRST:LAST", as parse_step_range reads it.
+std::string to_string(const StepRange& range);
+
+}  // namespace mnist_ddp::config
