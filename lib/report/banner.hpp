@@ -33,8 +33,10 @@ void print_epoch(const Log& log, const train::EpochReport& report);
 bool print_summary(const Log& log, const train::TrainSummary& summary, double min_accuracy,
                    double wall_seconds);
 
-/// Start-up time and where rank 0's training time went, as shares.
-void print_timing(const Log& log, double startup_seconds, const train::PhaseTimes& phases);
+/// Start-up time and where this rank's training time went, as shares (rank 0's unless every
+/// rank logs).
+void print_timing(const Log& log, int rank, double startup_seconds,
+                  const train::PhaseTimes& phases);
 
 /// One line per rank: throughput, mean step time, communication share, peak memory; the slowest
 /// rank is marked.

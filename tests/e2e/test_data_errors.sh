@@ -50,10 +50,28 @@ dir=$(variant gzip) && gzip "$dir/t10k-images-idx3-ubyte" &&
   truncate -s 100 "$dir/t10k-images-idx3-ubyte.gz"
 check_data_error "t10k-images-idx3-ubyte.gz: corrupt gzip data" "$dir"
 
+# run_unprivileged RANKS ARGS...: run_mpi, but as the user nobody when this script runs as root
+# (root reads files whatever their mode). nobody gets its own HOME and TMPDIR for Open MPI.
+run_unprivileged() {
+  if [[ $(id -u) -ne 0 ]]; then
+    run_mpi "$@"
+    return
+  fi
+  local ranks=$1
+  shift
+  chmod 755 "$WORK"  # mktemp -d made it 0700
+  mkdir -p "$WORK/nobody" && chown nobody "$WORK/nobody"
+  STATUS=0
+  timeout 300 setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+    env HOME="$WORK/nobody" TMPDIR="$WORK/nobody" \
+    mpirun -np "$ranks" --oversubscribe "$MNIST_DDP_BIN" "$@" >"$WORK/out" 2>"$WORK/err" ||
+    STATUS=$?
+}
+
 dir=$(variant unreadable) && chmod 000 "$dir/train-images-idx3-ubyte"
-if [[ $(id -u) -ne 0 ]]; then  # root reads files whatever their mode
-  check_data_error "train-images-idx3-ubyte: cannot open (Permission denied)" "$dir"
-fi
+run_unprivileged 2 --data-dir "$dir" --epochs 1
+expect_exit 3 "train-images-idx3-ubyte without read permission"
+expect_once err "train-images-idx3-ubyte: cannot open (Permission denied)" "data error"
 
 # Bad data on one rank only (rank 1 sees another folder): every rank still exits 3.
 STATUS=0

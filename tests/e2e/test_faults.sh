@@ -61,12 +61,11 @@ for ranks in 2 4; do
     [[ $newest == */ckpt-step-000000020.mddp ]] && pass "$what: checkpoint of step 20 kept" ||
       fail "$what: newest checkpoint is '$newest'"
     ls "$WORK/ckpt" | grep -q '\.tmp' && fail "$what: a temporary file was left behind"
-    if ((ranks == 2)); then
-      run_mpi 2 "${RUN[@]}" --checkpoint-dir "$WORK/ckpt" --resume auto
-      expect_exit 0 "$what: --resume auto completes"
-      expect_once out "# resume: $WORK/ckpt/ckpt-step-000000020.mddp (step 20" \
-        "$what: resumed from step 20"
-    fi
+    run_mpi "$ranks" "${RUN[@]}" --checkpoint-dir "$WORK/ckpt" --resume auto
+    expect_exit 0 "$what: --resume auto completes"
+    expect_once out \
+      "# resume: $WORK/ckpt/ckpt-step-000000020.mddp (step 20, epoch 1, written by $ranks ranks)" \
+      "$what: resumed from step 20"
   done
 done
 

@@ -8,7 +8,7 @@
 # (a "no data" note counts as nothing unless --allow-no-data), when the page refers to anything
 # outside itself, or when the browser writes anything to its console: a script error, or the
 # page's Content-Security-Policy refusing to load something. With SCREENSHOT.png it also saves a
-# 1200x1600 screenshot. Exits 2 on bad arguments and 77 (skipped) when no Chromium is installed.
+# 1200x1600 screenshot. Exits 2 on bad arguments and 77 (skipped) when no Chromium runs here.
 # CHROMIUM=/path/to/chrome picks the browser.
 set -euo pipefail
 
@@ -29,17 +29,21 @@ screenshot=${2:-}
 # The charts run_report.cpp draws; keep in step with it.
 CHART_IDS=(chart-loss chart-accuracy chart-throughput chart-phases)
 
+# A candidate counts only if it runs: Ubuntu's chromium-browser is a wrapper that asks for the
+# snap, which fails in a container, and is no browser to test with.
 chromium=${CHROMIUM:-}
 if [[ -z $chromium ]]; then
   for candidate in chromium chromium-browser google-chrome; do
-    if command -v "$candidate" >/dev/null 2>&1; then
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      timeout 30 "$candidate" --version >/dev/null 2>&1; then
       chromium=$(command -v "$candidate")
       break
     fi
   done
 fi
 if [[ -z $chromium ]]; then
-  echo "check_report: skipped: no chromium installed (apt-get install chromium)" >&2
+  echo "check_report: skipped: no working chromium, chromium-browser or google-chrome" \
+    "(Debian: apt-get install chromium; elsewhere set CHROMIUM=/path/to/chrome)" >&2
   exit 77
 fi
 
