@@ -102,6 +102,7 @@ train::TrainerHooks make_hooks(const config::TrainConfig& config, train::Trainer
     checkpointer.note_epoch(
         {report.epoch, report.train_loss, report.test.loss, report.test.accuracy});
   };
+  hooks.on_evaluation = [&](const train::EvalReport& report) { outputs.on_evaluation(report); };
   hooks.on_step = [&](const train::StepReport& step) {
     outputs.on_step(step);
     faults.after_step(step.step);

@@ -4,6 +4,6 @@
 namespace mnist_ddp::checkpoint {
 
 /// Why a checkpoint is due; every rank gets the same calls in the same order.
-enum class CheckpointPoint { kEveryNSteps, kEpochEnd, kStop };
+enum class CheckpointPoint { kEveryNSteps, kEpochEnd, kStop, kTargetReached };
 
 }  // namespace mnist_ddp::checkpoint

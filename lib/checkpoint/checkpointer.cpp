@@ -23,6 +23,8 @@ const char* describe(CheckpointPoint point) {
       return "epoch-end";
     case CheckpointPoint::kStop:
       return "stop-signal";
+    case CheckpointPoint::kTargetReached:
+      return "target-reached";
   }
   return "unknown";
 }

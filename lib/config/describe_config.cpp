@@ -35,6 +35,8 @@ std::vector<std::pair<std::string, std::string>> describe_config(const TrainConf
       {"weight-decay", text(c.weight_decay)},
       {"seed", text(c.seed)},
       {"max-steps", text(c.max_steps)},
+      {"target-accuracy", text(c.target_accuracy)},
+      {"eval-every", text(c.eval_every)},
       {"bucket-mb", text(c.bucket_mb)},
       {"grad-accum", text(c.grad_accum)},
       {"grad-dtype", c.grad_dtype},

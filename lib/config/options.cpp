@@ -88,7 +88,13 @@ po::options_description training_options(TrainConfig& config) {
       "seed", po::value(&config.seed)->default_value(defaults.seed),
       "seed for initialisation and data order; the same on every rank")(
       "max-steps", po::value(&config.max_steps)->default_value(defaults.max_steps),
-      "stop after this many optimizer steps (0: no limit); the run still evaluates and summarises");
+      "stop after this many optimizer steps (0: no limit); the run still evaluates and summarises")(
+      "target-accuracy", decimal(&config.target_accuracy, defaults.target_accuracy),
+      "stop as soon as an evaluation reaches this test accuracy (0..1; 0: off) and report the "
+      "training time to it")(
+      "eval-every", po::value(&config.eval_every)->default_value(defaults.eval_every),
+      "also evaluate on the test set every N optimizer steps (0: after each epoch only), so the "
+      "step a --target-accuracy is reached is found finely");
 
   po::options_description distribution("Distribution", kHelpWidth, kHelpDescriptionWidth);
   distribution.add_options()(
@@ -318,6 +324,9 @@ void validate(const TrainConfig& c) {
   require(c.weight_decay >= 0, "weight-decay", "at least 0", c.weight_decay);
   require(c.seed >= 0, "seed", "at least 0", c.seed);
   require(c.max_steps >= 0, "max-steps", "at least 0", c.max_steps);
+  require(c.target_accuracy >= 0 && c.target_accuracy <= 1, "target-accuracy", "in [0, 1]",
+          c.target_accuracy);
+  require(c.eval_every >= 0, "eval-every", "at least 0", c.eval_every);
   require(c.threads >= 0, "threads", "at least 0", c.threads);
   require(c.normalize_std > 0, "normalize-std", "greater than 0", c.normalize_std);
   require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]", c.min_accuracy);

@@ -29,6 +29,8 @@ struct TrainConfig {
   double weight_decay = 0.0;      // L2 penalty added by the optimizer
   std::int64_t seed = 1;          // model initialisation and data order; same on every rank
   std::int64_t max_steps = 0;     // stop after this many optimizer steps; 0 means no limit
+  double target_accuracy = 0;     // stop once an evaluation reaches this test accuracy; 0: off
+  std::int64_t eval_every = 0;    // also evaluate every N optimizer steps; 0: at epoch ends only
 
   // Distribution
   double bucket_mb = 25;            // gradient bucket cap in MB, as PyTorch DDP

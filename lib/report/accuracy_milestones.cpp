@@ -7,12 +7,10 @@ AccuracyMilestones::AccuracyMilestones() {
   for (double accuracy : {0.90, 0.95, 0.98, 0.99}) milestones_.push_back({accuracy});
 }
 
-void AccuracyMilestones::note(const train::EpochReport& report) {
+void AccuracyMilestones::note(const train::EvalReport& report) {
   for (Milestone& m : milestones_) {
     if (m.reached || report.test.accuracy < m.accuracy) continue;
-    m.reached = true;
-    m.epoch = report.epoch;
-    m.elapsed_seconds = report.elapsed_seconds;
+    m = Milestone{m.accuracy, true, report.epoch, report.step, report.train_seconds};
   }
 }
 

@@ -12,15 +12,17 @@ namespace mnist_ddp::report {
 struct Milestone {
   double accuracy = 0;  // 0..1
   bool reached = false;
-  std::int64_t epoch = 0;      // the first epoch at or above it
-  double elapsed_seconds = 0;  // since training started in this process
+  // Of the first evaluation at or above it:
+  std::int64_t epoch = 0;
+  std::int64_t step = 0;
+  double train_seconds = 0;  // training time in this process, evaluations excluded
 };
 
 class AccuracyMilestones {
  public:
   AccuracyMilestones();
-  /// After each epoch's evaluation.
-  void note(const train::EpochReport& report);
+  /// After each evaluation (epoch ends and --eval-every).
+  void note(const train::EvalReport& report);
   const std::vector<Milestone>& milestones() const { return milestones_; }
 
  private:

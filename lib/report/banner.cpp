@@ -55,7 +55,10 @@ void print_epoch(const Log& log, const train::EpochReport& r) {
   log.line("  %5lld %8lld %11.6f %10.6f %9.2f %11.0f %8.2f %8.2f%s",
            static_cast<long long>(r.epoch), static_cast<long long>(r.step), r.train_loss,
            r.test.loss, 100.0 * r.test.accuracy, r.images_per_sec, r.train_seconds,
-           r.elapsed_seconds, r.complete ? "" : "  (stopped by --max-steps)");
+           r.elapsed_seconds,
+           r.complete         ? ""
+           : r.target_reached ? "  (stopped at --target-accuracy)"
+                              : "  (stopped by --max-steps)");
 }
 
 bool print_summary(const Log& log, const train::TrainSummary& s, double min_accuracy,
@@ -114,8 +117,9 @@ void print_milestones(const Log& log, const std::vector<Milestone>& milestones) 
   char item[96];
   for (const Milestone& m : milestones) {
     if (m.reached) {
-      std::snprintf(item, sizeof item, "%s%.0f%% at %.2f s (epoch %lld)", text.empty() ? "" : ", ",
-                    100 * m.accuracy, m.elapsed_seconds, static_cast<long long>(m.epoch));
+      std::snprintf(item, sizeof item, "%s%.0f%% at %.2f s (step %lld, epoch %lld)",
+                    text.empty() ? "" : ", ", 100 * m.accuracy, m.train_seconds,
+                    static_cast<long long>(m.step), static_cast<long long>(m.epoch));
     } else {
       std::snprintf(item, sizeof item, "%s%.0f%% not reached", text.empty() ? "" : ", ",
                     100 * m.accuracy);
@@ -123,6 +127,21 @@ void print_milestones(const Log& log, const std::vector<Milestone>& milestones) 
     text += item;
   }
   log.line("# time to test accuracy: %s", text.c_str());
+}
+
+void print_target(const Log& log, double target_accuracy, const train::TrainSummary& summary) {
+  if (target_accuracy <= 0) return;
+  if (!summary.target) {
+    log.line("# target test accuracy %.2f%% not reached (final %.2f%%)", 100 * target_accuracy,
+             100 * summary.test.accuracy);
+    return;
+  }
+  const train::EvalReport& t = *summary.target;
+  log.line(
+      "# target test accuracy %.2f%% reached at step %lld (epoch %lld): %.2f%% after %.2f s of "
+      "training, %.2f s from launch; training stopped there",
+      100 * target_accuracy, static_cast<long long>(t.step), static_cast<long long>(t.epoch),
+      100 * t.test.accuracy, t.train_seconds, t.launch_seconds);
 }
 
 }  // namespace mnist_ddp::report

@@ -46,4 +46,8 @@ void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
 /// When the test accuracy first reached each milestone (and which it never reached).
 void print_milestones(const Log& log, const std::vector<Milestone>& milestones);
 
+/// With --target-accuracy: the step, training time and time from launch at which it was
+/// reached, or that it was not.
+void print_target(const Log& log, double target_accuracy, const train::TrainSummary& summary);
+
 }  // namespace mnist_ddp::report

@@ -55,23 +55,46 @@ void MetricsWriter::write_epoch(const train::EpochReport& report) {
          {"phases_rank0", phase_record(report.phases)}});
 }
 
+void MetricsWriter::write_evaluation(const train::EvalReport& report) {
+  write({{"event", "evaluation"},
+         {"epoch", report.epoch},
+         {"step", report.step},
+         {"test_loss", report.test.loss},
+         {"test_accuracy", report.test.accuracy},
+         {"test_correct", report.test.correct},
+         {"test_count", report.test.count},
+         {"train_s", report.train_seconds},
+         {"elapsed_s", report.elapsed_seconds},
+         {"launch_s", report.launch_seconds}});
+}
+
 void MetricsWriter::write_summary(const train::TrainSummary& summary, double wall_seconds,
                                   double startup_seconds) {
-  write({{"event", "summary"},
-         {"test_loss", summary.test.loss},
-         {"test_accuracy", summary.test.accuracy},
-         {"train_loss", summary.train_loss},
-         {"steps", summary.steps},
-         {"train_images_per_sec", summary.images_per_sec},
-         {"wall_s", wall_seconds},
-         {"startup_s", startup_seconds},
-         {"phases_rank0", phase_record(summary.phases)},
-         {"world_size", facts_.world_size},
-         {"backend", facts_.backend},
-         {"device", facts_.device},
-         {"mode", facts_.mode},
-         {"precision", facts_.precision},
-         {"model", facts_.model}});
+  nlohmann::json record = {{"event", "summary"},
+                           {"test_loss", summary.test.loss},
+                           {"test_accuracy", summary.test.accuracy},
+                           {"train_loss", summary.train_loss},
+                           {"steps", summary.steps},
+                           {"train_images_per_sec", summary.images_per_sec},
+                           {"wall_s", wall_seconds},
+                           {"startup_s", startup_seconds},
+                           {"phases_rank0", phase_record(summary.phases)},
+                           {"world_size", facts_.world_size},
+                           {"backend", facts_.backend},
+                           {"device", facts_.device},
+                           {"mode", facts_.mode},
+                           {"precision", facts_.precision},
+                           {"model", facts_.model}};
+  if (facts_.target_accuracy > 0) {
+    record["target_accuracy"] = facts_.target_accuracy;
+    record["target_reached"] = summary.target.has_value();
+    if (summary.target) {
+      record["target_step"] = summary.target->step;
+      record["target_train_s"] = summary.target->train_seconds;
+      record["target_launch_s"] = summary.target->launch_seconds;
+    }
+  }
+  write(std::move(record));
 }
 
 void MetricsWriter::write(nlohmann::json record) {

@@ -1,6 +1,7 @@
 // lib/report/metrics_writer.hpp — provides: MetricsWriter, the JSON Lines metrics file (a record
-// every --log-every steps, one per epoch, then a summary), written by rank 0. Every record
-// carries "schema": kMetricsSchema, raised whenever a field changes meaning or goes away.
+// every --log-every steps, one per evaluation, one per epoch, then a summary), written by rank 0.
+// Every record carries "schema": kMetricsSchema, raised whenever a field changes meaning or goes
+// away.
 #pragma once
 
 #include <fstream>
@@ -17,12 +18,13 @@ constexpr int kMetricsSchema = 2;
 /// Run-wide facts that every record of the file carries or the summary needs.
 struct RunFacts {
   int world_size = 1;
-  std::string backend;    // "mpi" or "nccl"
-  std::string device;     // "cpu" or "cuda"
-  std::string mode;       // "ddp" or "dp"
-  std::string precision;  // "fp32" or "bf16"
-  std::string model;      // "linear"
-  double lr = 0;          // the learning rate (constant through the run)
+  std::string backend;         // "mpi" or "nccl"
+  std::string device;          // "cpu" or "cuda"
+  std::string mode;            // "ddp" or "dp"
+  std::string precision;       // "fp32" or "bf16"
+  std::string model;           // "linear"
+  double lr = 0;               // the learning rate (constant through the run)
+  double target_accuracy = 0;  // --target-accuracy; 0: none
 };
 
 class MetricsWriter {
@@ -38,6 +40,10 @@ class MetricsWriter {
   /// {"event":"epoch", epoch, step, train_loss, test_loss, test_accuracy, images_per_sec,
   ///  elapsed_s, world_size, phases_rank0: {data_s, forward_s, ...}, ...}
   void write_epoch(const train::EpochReport& report);
+  /// {"event":"evaluation", epoch, step, test_loss, test_accuracy, test_correct, test_count,
+  ///  train_s (training time so far, evaluations excluded), elapsed_s, launch_s}: every
+  ///  evaluation, epoch ends included.
+  void write_evaluation(const train::EvalReport& report);
   /// {"event":"summary", test_loss, test_accuracy, train_loss, steps, train_images_per_sec,
   ///  wall_s, startup_s, phases_rank0, world_size, backend, model}
   void write_summary(const train::TrainSummary& summary, double wall_seconds,

@@ -42,7 +42,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu", config.mode,
-                        config.precision, config.model, config.lr}),
+                        config.precision, config.model, config.lr, config.target_accuracy}),
       timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
   on_rank_zero(comm, config.timeline, "timeline");
   on_rank_zero(comm, config.report, "report");
@@ -78,10 +78,18 @@ void RunOutputs::on_step(const train::StepReport& step) {
   }
 }
 
+void RunOutputs::on_evaluation(const train::EvalReport& report) {
+  metrics_.write_evaluation(report);
+  milestones_.note(report);
+  if (tensorboard_) {
+    tensorboard_->add_scalar("eval/test_loss", report.step, report.test.loss);
+    tensorboard_->add_scalar("eval/test_accuracy", report.step, report.test.accuracy);
+  }
+}
+
 void RunOutputs::on_epoch(const train::EpochReport& report) {
   print_epoch(log_, report);
   metrics_.write_epoch(report);
-  milestones_.note(report);
   if (tensorboard_) {
     tensorboard_->add_scalar("epoch/train_loss", report.step, report.train_loss);
     tensorboard_->add_scalar("epoch/test_loss", report.step, report.test.loss);
@@ -100,6 +108,7 @@ bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
   print_timing(log_, comm_.rank(), startup_seconds, summary.phases);
   print_rank_table(log_, ranks, layout_);
   print_milestones(log_, milestones_.milestones());
+  print_target(log_, config_.target_accuracy, summary);
   if (!config_.timeline.empty()) {
     log_.line("# timeline of steps %s written to %s",
               config::to_string(config_.timeline_steps).c_str(), config_.timeline.c_str());
@@ -147,8 +156,8 @@ void RunOutputs::write_report(const train::TrainSummary& summary,
   add("wall time");
   for (const Milestone& m : milestones_.milestones()) {
     if (!m.reached) continue;
-    std::snprintf(text, sizeof text, "%.2f s (epoch %lld)", m.elapsed_seconds,
-                  static_cast<long long>(m.epoch));
+    std::snprintf(text, sizeof text, "%.2f s of training (step %lld, epoch %lld)", m.train_seconds,
+                  static_cast<long long>(m.step), static_cast<long long>(m.epoch));
     report_.summary.emplace_back(
         "time to " + std::to_string(static_cast<int>(100 * m.accuracy)) + "% test accuracy", text);
   }

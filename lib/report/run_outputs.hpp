@@ -36,6 +36,7 @@ class RunOutputs {
 
   void on_step(const train::StepReport& step);
   void on_epoch(const train::EpochReport& report);
+  void on_evaluation(const train::EvalReport& report);
   void on_span(const train::Span& span) { timeline_.add(span); }
 
   /// Collective, after training: gathers what every rank did, writes the summary record, the

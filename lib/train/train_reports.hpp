@@ -66,18 +66,30 @@ struct StepReport {
   std::optional<LogWindow> window;    // every --log-every steps (the same steps on every rank)
 };
 
+/// One evaluation on the test set: after each epoch and, with --eval-every, between steps.
+/// Identical on every rank but the times.
+struct EvalReport {
+  std::int64_t epoch = 0;  // 1-based: the epoch it happened in
+  std::int64_t step = 0;   // optimizer steps since the start of training
+  EvalResult test;
+  double train_seconds = 0;    // training time in this process so far, evaluations excluded
+  double elapsed_seconds = 0;  // since the start of training in this process
+  double launch_seconds = 0;   // since this process started (start-up included)
+};
+
 /// What one epoch did, reduced over all ranks (identical on every rank, but `phases`).
 struct EpochReport {
-  std::int64_t epoch = 0;      // 1-based
-  std::int64_t step = 0;       // optimizer steps since the start of training
-  bool complete = true;        // false when --max-steps ended the epoch early
-  double train_loss = 0;       // mean of the per-step losses, averaged over ranks
-  EvalResult test;             // evaluation on the test set after the epoch
-  std::int64_t images = 0;     // training images of this epoch, all ranks together
-  double train_seconds = 0;    // training time of the epoch in this process, excluding evaluation
-  double images_per_sec = 0;   // images trained in this process / train_seconds: global throughput
-  double elapsed_seconds = 0;  // since the start of training in this process
-  PhaseTimes phases;           // this rank's
+  std::int64_t epoch = 0;       // 1-based
+  std::int64_t step = 0;        // optimizer steps since the start of training
+  bool complete = true;         // false when --max-steps or --target-accuracy ended it early
+  bool target_reached = false;  // an evaluation in it reached --target-accuracy: the run ends
+  double train_loss = 0;        // mean of the per-step losses, averaged over ranks
+  EvalResult test;              // evaluation on the test set after the epoch
+  std::int64_t images = 0;      // training images of this epoch, all ranks together
+  double train_seconds = 0;     // training time of the epoch in this process, excluding evaluation
+  double images_per_sec = 0;    // images trained in this process / train_seconds: global throughput
+  double elapsed_seconds = 0;   // since the start of training in this process
+  PhaseTimes phases;            // this rank's
 };
 
 /// The run as a whole (this process's part of it, when resumed).
@@ -88,8 +100,9 @@ struct TrainSummary {
   std::int64_t images = 0;  // trained by this process
   double train_seconds = 0;
   double images_per_sec = 0;
-  bool preempted = false;  // a stop signal ended the run early (after a checkpoint)
-  PhaseTimes phases;       // this rank's, all epochs
+  bool preempted = false;            // a stop signal ended the run early (after a checkpoint)
+  std::optional<EvalReport> target;  // the evaluation that reached --target-accuracy, if one did
+  PhaseTimes phases;                 // this rank's, all epochs
 };
 
 }  // namespace mnist_ddp::train

@@ -8,6 +8,7 @@
 #include <torch/autograd.h>
 #include <torch/utils.h>
 
+#include "common/process_clock.hpp"
 #include "ddp/parameter_broadcast.hpp"
 #include "train/autocast_scope.hpp"
 #include "train/make_optimizer.hpp"
@@ -125,6 +126,23 @@ EvalResult Trainer::evaluate_test_set() {
                   config_.precision == "bf16");
 }
 
+EvalReport Trainer::evaluate_and_report(const TrainerHooks& hooks, double train_seconds) {
+  const Clock::time_point start = Clock::now();
+  EvalReport report;
+  report.epoch = progress_.epoch + 1;
+  report.step = progress_.step;
+  report.test = evaluate_test_set();
+  if (hooks.on_span) hooks.on_span(Span{"evaluate", start, Clock::now(), progress_.step});
+  report.train_seconds = train_seconds;
+  report.elapsed_seconds = seconds_since(run_start_);
+  report.launch_seconds = seconds_since_process_start();
+  if (!target_ && config_.target_accuracy > 0 && report.test.accuracy >= config_.target_accuracy) {
+    target_ = report;
+  }
+  if (hooks.on_evaluation) hooks.on_evaluation(report);
+  return report;
+}
+
 bool Trainer::stop_agreed_after_step() {
   if (device_.is_cuda() && progress_.step % kCudaStopCheckSteps != 0) return false;
   return reducer_.any_rank_stopping();
@@ -213,6 +231,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   const at::Tensor shard = sampler_.indices_from(progress_.position).to(device_);
   std::int64_t first = 0;
   PhaseTimes phases;
+  double evaluation_seconds = 0;  // of this epoch's --eval-every evaluations
   if (hooks.on_first_step && first_step_pending_) hooks.on_first_step();
   first_step_pending_ = false;
 
@@ -232,6 +251,14 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
         !last_step) {
       checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
     }
+    // The epoch's end, or the step limit, evaluates anyway (Trainer::run).
+    if (config_.eval_every > 0 && progress_.step % config_.eval_every == 0 && !last_step &&
+        progress_.step < step_limit) {
+      const Clock::time_point evaluation_start = Clock::now();
+      evaluate_and_report(hooks, train_seconds_ + seconds_since(start) - evaluation_seconds);
+      evaluation_seconds += seconds_since(evaluation_start);
+      if (target_) break;
+    }
   }
   const bool complete = first >= shard.size(0) && !stopped;
   gather_epoch_sums();
@@ -242,7 +269,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   report.complete = complete;
   report.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
   report.images = progress_.images;
-  report.train_seconds = seconds_since(start);
+  report.train_seconds = seconds_since(start) - evaluation_seconds;
   report.images_per_sec = (progress_.images - images_before) / report.train_seconds;
   report.phases = phases;
   return report;
@@ -250,6 +277,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
 
 TrainSummary Trainer::run(const TrainerHooks& hooks) {
   const Clock::time_point start = Clock::now();
+  run_start_ = start;
   const std::int64_t step_limit =
       config_.max_steps > 0 ? config_.max_steps : std::numeric_limits<std::int64_t>::max();
   TrainSummary summary;
@@ -260,16 +288,17 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     EpochReport report = train_epoch(step_limit, hooks, stopped);
     summary.images += progress_.images - images_before;
     summary.train_seconds += report.train_seconds;
+    train_seconds_ = summary.train_seconds;
     summary.phases += report.phases;
     if (stopped || agree_to_stop(hooks)) {
       checkpoint_at(hooks, checkpoint::CheckpointPoint::kStop);
       summary.preempted = true;
       break;
     }
-    const Clock::time_point evaluation_start = Clock::now();
-    report.test = evaluate_test_set();
-    if (hooks.on_span)
-      hooks.on_span(Span{"evaluate", evaluation_start, Clock::now(), progress_.step});
+    // An epoch that the target ended was evaluated at its last step already.
+    const bool target_reached = target_ && target_->step == progress_.step;
+    report.test =
+        target_reached ? target_->test : evaluate_and_report(hooks, summary.train_seconds).test;
     evaluated = true;
     report.elapsed_seconds = seconds_since(start);
     summary.train_loss = report.train_loss;
@@ -278,9 +307,15 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
       ++progress_.epoch;
       progress_ = checkpoint::TrainProgress{progress_.epoch, progress_.step};
     }
+    report.target_reached = target_.has_value();
     hooks.on_epoch(report);
+    if (target_) {
+      checkpoint_at(hooks, checkpoint::CheckpointPoint::kTargetReached);
+      break;
+    }
     checkpoint_at(hooks, checkpoint::CheckpointPoint::kEpochEnd);
   }
+  summary.target = target_;
   if (!evaluated && !summary.preempted) {  // resumed from the end: still report the result
     summary.test = evaluate_test_set();
     summary.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);

@@ -43,6 +43,8 @@ struct TrainerHooks {
   std::function<void()> on_first_step;
   /// When set, called after every optimizer step (with a LogWindow every --log-every steps).
   std::function<void(const StepReport&)> on_step;
+  /// When set, called after every evaluation of the test set (epoch ends and --eval-every).
+  std::function<void(const EvalReport&)> on_evaluation;
   /// When set, called with every phase, allreduce and evaluation of this rank (timelines).
   std::function<void(const Span&)> on_span;
 };
@@ -57,7 +59,7 @@ class Trainer {
           distributed::Communicator& comm, model::Classifier& model, const data::Dataset& train_set,
           const data::Dataset& test_set);
 
-  /// Trains until --epochs, --max-steps or an agreed stop.
+  /// Trains until --epochs, --max-steps, --target-accuracy or an agreed stop.
   TrainSummary run(const TrainerHooks& hooks);
 
   /// Collective: the checkpoint of the run as it stands between steps (identical on every
@@ -104,6 +106,10 @@ class Trainer {
   std::vector<at::Tensor> micro_batch_losses(const data::Batch& batch);
   /// Collective: the test set's loss and accuracy over all ranks, under --precision.
   EvalResult evaluate_test_set();
+  /// Collective: evaluates now, after `train_seconds` of training in this process; reports it
+  /// to hooks.on_evaluation and keeps it in target_ when it is the first to reach
+  /// --target-accuracy (the same decision on every rank: the result is reduced).
+  EvalReport evaluate_and_report(const TrainerHooks& hooks, double train_seconds);
   /// Collective: whether the ranks agreed to stop after the step just taken (Note [Stop
   /// agreement]); on a GPU only every kCudaStopCheckSteps steps.
   bool stop_agreed_after_step();
@@ -125,6 +131,9 @@ class Trainer {
   TrainingTally epoch_tally_;
   TrainingTally window_tally_;
   bool first_step_pending_ = true;
+  std::chrono::steady_clock::time_point run_start_;
+  double train_seconds_ = 0;  // of the epochs before the current one, in this process
+  std::optional<EvalReport> target_;
 };
 
 }  // namespace mnist_ddp::train
