@@ -85,6 +85,16 @@ po::options_description training_options(TrainConfig& config) {
       "momentum", decimal(&config.momentum, defaults.momentum), "SGD momentum, in [0, 1)")(
       "weight-decay", decimal(&config.weight_decay, defaults.weight_decay),
       "L2 penalty applied by the optimizer")(
+      "adam-beta1", decimal(&config.adam_beta1, defaults.adam_beta1),
+      "Adam's beta1, in [0, 1): the decay of its gradient average")(
+      "adam-beta2", decimal(&config.adam_beta2, defaults.adam_beta2),
+      "Adam's beta2, in [0, 1): the decay of its squared-gradient average")(
+      "lr-schedule", po::value(&config.lr_schedule)->default_value(defaults.lr_schedule),
+      "constant; onecycle (PyTorch's OneCycleLR: from lr/25 up to --lr over the first 30% of the "
+      "steps of --epochs, then down to lr/25/1e4); or cosine (down to 0 over the steps of "
+      "--epochs after the warm-up)")(
+      "warmup-steps", po::value(&config.warmup_steps)->default_value(defaults.warmup_steps),
+      "with constant or cosine: raise the rate linearly to --lr over this many first steps")(
       "seed", po::value(&config.seed)->default_value(defaults.seed),
       "seed for initialisation and data order; the same on every rank")(
       "max-steps", po::value(&config.max_steps)->default_value(defaults.max_steps),
@@ -360,6 +370,20 @@ void validate(const TrainConfig& c) {
           "a checkpoint path when there is no --checkpoint-dir (auto looks there)", c.resume);
   require(!c.eval_only || c.resume != "never", "resume",
           "auto or a checkpoint path with --eval-only", c.resume);
+  require_finite(c.adam_beta1, "adam-beta1");
+  require_finite(c.adam_beta2, "adam-beta2");
+  require(c.adam_beta1 >= 0 && c.adam_beta1 < 1, "adam-beta1", "in [0, 1)", c.adam_beta1);
+  require(c.adam_beta2 >= 0 && c.adam_beta2 < 1, "adam-beta2", "in [0, 1)", c.adam_beta2);
+  const TrainConfig defaults;
+  require(c.optimizer == "adam" || c.adam_beta1 == defaults.adam_beta1, "adam-beta1",
+          "left alone with --optimizer sgd (it is Adam's)", c.adam_beta1);
+  require(c.optimizer == "adam" || c.adam_beta2 == defaults.adam_beta2, "adam-beta2",
+          "left alone with --optimizer sgd (it is Adam's)", c.adam_beta2);
+  require(c.lr_schedule == "constant" || c.lr_schedule == "onecycle" || c.lr_schedule == "cosine",
+          "lr-schedule", "one of constant, onecycle, cosine", c.lr_schedule);
+  require(c.warmup_steps >= 0, "warmup-steps", "at least 0", c.warmup_steps);
+  require(c.lr_schedule != "onecycle" || c.warmup_steps == 0, "warmup-steps",
+          "0 with --lr-schedule onecycle (its first 30% of steps are the warm-up)", c.warmup_steps);
   require(c.optimizer == "sgd" || c.momentum == 0, "momentum",
           "0 with --optimizer adam (Adam has no momentum option; use sgd)", c.momentum);
 }

@@ -27,10 +27,14 @@ struct TrainConfig {
   double lr = 0.01;               // learning rate
   double momentum = 0.0;          // SGD momentum
   double weight_decay = 0.0;      // L2 penalty added by the optimizer
-  std::int64_t seed = 1;          // model initialisation and data order; same on every rank
-  std::int64_t max_steps = 0;     // stop after this many optimizer steps; 0 means no limit
-  double target_accuracy = 0;     // stop once an evaluation reaches this test accuracy; 0: off
-  std::int64_t eval_every = 0;    // also evaluate every N optimizer steps; 0: at epoch ends only
+  double adam_beta1 = 0.9;        // Adam's decay of the gradient average, as PyTorch's default
+  double adam_beta2 = 0.999;      // Adam's decay of the squared-gradient average
+  std::string lr_schedule = "constant";  // constant | onecycle | cosine, over the run's steps
+  std::int64_t warmup_steps = 0;         // linear warm-up steps (constant, cosine); 0: none
+  std::int64_t seed = 1;                 // model initialisation and data order; same on every rank
+  std::int64_t max_steps = 0;            // stop after this many optimizer steps; 0 means no limit
+  double target_accuracy = 0;   // stop once an evaluation reaches this test accuracy; 0: off
+  std::int64_t eval_every = 0;  // also evaluate every N optimizer steps; 0: at epoch ends only
 
   // Distribution
   double bucket_mb = 25;            // gradient bucket cap in MB, as PyTorch DDP

@@ -31,7 +31,7 @@ void MetricsWriter::write_step(const train::StepReport& step) {
          {"step", step.step},
          {"epoch", step.epoch},
          {"loss", step.window->loss},
-         {"lr", facts_.lr},
+         {"lr", step.lr},
          {"images_per_sec", step.window->images_per_sec},
          {"steps", step.window->steps},
          {"phases", phase_record(step.window->phases)}});

@@ -23,7 +23,6 @@ struct RunFacts {
   std::string mode;            // "ddp" or "dp"
   std::string precision;       // "fp32" or "bf16"
   std::string model;           // "linear"
-  double lr = 0;               // the learning rate (constant through the run)
   double target_accuracy = 0;  // --target-accuracy; 0: none
 };
 

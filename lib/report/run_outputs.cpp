@@ -42,7 +42,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu", config.mode,
-                        config.precision, config.model, config.lr, config.target_accuracy}),
+                        config.precision, config.model, config.target_accuracy}),
       timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
   on_rank_zero(comm, config.timeline, "timeline");
   on_rank_zero(comm, config.report, "report");
@@ -70,7 +70,7 @@ void RunOutputs::on_step(const train::StepReport& step) {
     tensorboard_->add_scalar("train/images_per_sec", step.step, w.images_per_sec);
     tensorboard_->add_scalar("train/comm_share", step.step,
                              w.phases.comm_wait / std::max(w.phases.total(), 1e-12));
-    tensorboard_->add_scalar("train/lr", step.step, config_.lr);
+    tensorboard_->add_scalar("train/lr", step.step, step.lr);
   }
   if (step.window) {
     report_.steps.push_back({step.step, step.epoch, seconds_since_start(), step.window->loss,

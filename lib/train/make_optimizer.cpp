@@ -17,9 +17,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::TrainConfi
                                                    .weight_decay(config.weight_decay));
   }
   if (config.optimizer == "adam") {
-    return std::make_unique<torch::optim::Adam>(
-        std::move(parameters),
-        torch::optim::AdamOptions(config.lr).weight_decay(config.weight_decay));
+    return std::make_unique<torch::optim::Adam>(std::move(parameters),
+                                                torch::optim::AdamOptions(config.lr)
+                                                    .betas({config.adam_beta1, config.adam_beta2})
+                                                    .weight_decay(config.weight_decay));
   }
   throw UsageError("unknown optimizer '" + config.optimizer + "' (choose sgd or adam)");
 }

@@ -63,6 +63,7 @@ struct StepReport {
   std::int64_t epoch_steps_done = 0;  // of them, done now
   std::int64_t images = 0;            // trained in this step by all ranks together
   double seconds = 0;                 // this step on this rank
+  double lr = 0;                      // the learning rate this step used (--lr-schedule)
   std::optional<LogWindow> window;    // every --log-every steps (the same steps on every rank)
 };
 

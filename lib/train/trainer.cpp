@@ -8,6 +8,7 @@
 #include <torch/autograd.h>
 #include <torch/utils.h>
 
+#include "common/error.hpp"
 #include "common/process_clock.hpp"
 #include "ddp/parameter_broadcast.hpp"
 #include "train/autocast_scope.hpp"
@@ -65,6 +66,7 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       sampler_(train_set.size(), comm.size(), comm.rank(), config.seed, /*shuffle=*/true,
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
+      schedule_(config.lr_schedule, config.lr, config.warmup_steps, total_steps()),
       reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype)),
       epoch_tally_(device_),
       window_tally_(device_) {
@@ -78,6 +80,8 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
 std::int64_t Trainer::steps_per_epoch() const {
   return steps_for(sampler_.num_samples(), config_.batch_size, config_.grad_accum);
 }
+
+std::int64_t Trainer::total_steps() const { return steps_per_epoch() * config_.epochs; }
 
 bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
   at::Tensor flag = at::full({1}, hooks.stop_requested() ? 1 : 0, at::kLong);
@@ -194,6 +198,8 @@ Trainer::StepResult Trainer::train_step(const at::Tensor& shard, std::int64_t& f
   if (replicas_) replicas_->gather_gradients();
   reducer_.finish();
   clock.lap(&PhaseTimes::comm_wait, "comm_wait");
+  step.lr = schedule_.lr_at(progress_.step);
+  for (auto& group : optimizer_->param_groups()) group.options().set_lr(step.lr);
   optimizer_->step();
   if (replicas_) replicas_->broadcast_parameters();
   clock.lap(&PhaseTimes::optimizer, "optimizer");
@@ -216,6 +222,7 @@ void Trainer::report_step(const StepResult& step, std::int64_t samples_left,
       report.epoch_steps - steps_for(samples_left, config_.batch_size, config_.grad_accum);
   report.images = step.images * comm_.size();
   report.seconds = step.phases.total();
+  report.lr = step.lr;
   if (config_.log_every > 0 && progress_.step % config_.log_every == 0)
     report.window = reduce_window();
   hooks.on_step(report);
@@ -339,6 +346,15 @@ checkpoint::CheckpointContents Trainer::checkpoint() {
 }
 
 void Trainer::restore(const checkpoint::CheckpointContents& contents) {
+  // The schedule's length in steps depends on the world size (the steps of --epochs), so only
+  // the world that wrote the checkpoint continues it unchanged.
+  const int writers = checkpoint::read_checkpoint_meta(contents.meta).world_size;
+  if (config_.lr_schedule != "constant" && writers != comm_.size()) {
+    throw CheckpointError("the checkpoint was written by " + std::to_string(writers) +
+                          " ranks, and a run with --lr-schedule " + config_.lr_schedule +
+                          " resumes only with as many (its schedule spans the steps of --epochs, "
+                          "which depend on the number of ranks)");
+  }
   const checkpoint::RestoredRun run =
       checkpoint::restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);
   progress_ = run.progress;  // identical on every rank, partial epoch sums included

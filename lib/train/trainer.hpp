@@ -23,6 +23,7 @@
 #include "distributed/device_plan.hpp"
 #include "model/classifier.hpp"
 #include "train/evaluator.hpp"
+#include "train/lr_schedule.hpp"
 #include "train/phase_clock.hpp"
 #include "train/train_reports.hpp"
 #include "train/training_tally.hpp"
@@ -73,6 +74,11 @@ class Trainer {
 
   const checkpoint::TrainProgress& progress() const { return progress_; }
 
+  /// The optimizer steps of --epochs, over which --lr-schedule anneals. --max-steps ends a run
+  /// early without reshaping its schedule, as a preemption would, so that a run stopped there
+  /// and resumed continues exactly.
+  std::int64_t total_steps() const;
+
   /// Optimizer steps per full epoch on every rank.
   std::int64_t steps_per_epoch() const;
 
@@ -80,6 +86,7 @@ class Trainer {
   /// What one optimizer step did on this rank.
   struct StepResult {
     std::int64_t images = 0;  // of this rank
+    double lr = 0;            // the learning rate it used
     PhaseTimes phases;
   };
   /// One optimizer step: up to --grad-accum micro-batches of `shard` from position `first`
@@ -124,6 +131,7 @@ class Trainer {
   data::BatchMaker test_batches_;
   data::DistributedSampler sampler_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  LrSchedule schedule_;  // after sampler_: its length is counted in the sampler's epochs
   ddp::GradientReducer reducer_;
   std::unique_ptr<ddp::ModelReplicas> replicas_;  // --mode dp only
   checkpoint::TrainProgress progress_;

@@ -1,14 +1,17 @@
 // tests/mpi/test_resume.cpp — checkpoints continue training exactly: bitwise the same parameters
-// as an uninterrupted run with the same world size, and the same epoch order with another one.
+// as an uninterrupted run with the same world size (learning-rate schedules included), and the
+// same epoch order with another one.
 #include <doctest/doctest.h>
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "common/error.hpp"
 #include "data/distributed_sampler.hpp"
 #include "distributed/broadcast_bytes.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/idx_writer.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
@@ -94,12 +97,47 @@ TEST_CASE("resuming mid-epoch is bitwise exact: mlp, Adam") {
   check_exact_resume(resume_config("mlp", "adam"));
 }
 
+// The rate of every step follows from the global step alone (Note [Learning-rate schedules]), so
+// a run resumed mid-schedule continues with the same rates.
+TEST_CASE("resuming mid-schedule is bitwise exact: mlp, Adam with its betas, onecycle") {
+  config::TrainConfig config = resume_config("mlp", "adam");
+  config.lr = 0.01;
+  config.adam_beta1 = 0.7;
+  config.adam_beta2 = 0.9;
+  config.lr_schedule = "onecycle";
+  check_exact_resume(config);
+}
+
+TEST_CASE("resuming mid-schedule is bitwise exact: linear, SGD, cosine after a warm-up") {
+  config::TrainConfig config = resume_config("linear", "sgd");
+  config.lr_schedule = "cosine";
+  config.warmup_steps = 3;
+  check_exact_resume(config);
+}
+
 /// A communicator over the first `ranks` world ranks; MPI_COMM_NULL on the others.
 MPI_Comm first_ranks(int ranks) {
   const distributed::World& world = testing::test_world();
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_split(world.comm(), world.rank() < ranks ? 0 : MPI_UNDEFINED, world.rank(), &comm);
   return comm;
+}
+
+TEST_CASE("a run with a learning-rate schedule resumes only with the world that wrote it") {
+  const distributed::World& world = testing::test_world();
+  config::TrainConfig config = resume_config("linear", "sgd");
+  config.lr_schedule = "cosine";
+  distributed::MpiCommunicator everyone(world.comm());
+  const Run first = train_run(config, everyone, nullptr, /*stop_after=*/2);
+  if (MPI_Comm comm = first_ranks(1); comm != MPI_COMM_NULL) {
+    distributed::MpiCommunicator alone(comm);
+    const std::string message = testing::error_message<CheckpointError>(
+        [&] { train_run(config, alone, &first.checkpoint, 0); });
+    INFO("message: ", message);
+    CHECK(testing::contains(message, "written by " + std::to_string(world.size()) + " ranks"));
+    CHECK(testing::contains(message, "--lr-schedule cosine resumes only with as many"));
+    MPI_Comm_free(&comm);
+  }
 }
 
 /// Trains `steps` steps on `from` ranks, resumes on `to` ranks for the rest of the epoch, and

@@ -43,6 +43,10 @@ const Shown kDocumentedDefaults = {
     {"lr", "0.01"},
     {"momentum", "0"},
     {"weight-decay", "0"},
+    {"adam-beta1", "0.9"},
+    {"adam-beta2", "0.999"},
+    {"lr-schedule", "constant"},
+    {"warmup-steps", "0"},
     {"seed", "1"},
     {"max-steps", "0"},
     {"target-accuracy", "0"},
@@ -93,6 +97,13 @@ const std::vector<OptionCase> kOptionCases = {
     {{"--lr", "0.001"}, {{"lr", "0.001"}}},
     {{"--momentum", "0.9"}, {{"momentum", "0.9"}}},
     {{"--weight-decay", "0.0005"}, {{"weight-decay", "0.0005"}}},
+    // Adam's betas only with Adam.
+    {{"--optimizer", "adam", "--adam-beta1", "0.7"},
+     {{"optimizer", "adam"}, {"adam-beta1", "0.7"}}},
+    {{"--optimizer", "adam", "--adam-beta2", "0.9"},
+     {{"optimizer", "adam"}, {"adam-beta2", "0.9"}}},
+    {{"--lr-schedule", "onecycle"}, {{"lr-schedule", "onecycle"}}},
+    {{"--warmup-steps", "100"}, {{"warmup-steps", "100"}}},
     {{"--seed", "42"}, {{"seed", "42"}}},
     {{"--max-steps", "100"}, {{"max-steps", "100"}}},
     {{"--target-accuracy", "0.99"}, {{"target-accuracy", "0.99"}}},
@@ -218,7 +229,9 @@ TEST_SUITE("parse_command") {
     CHECK(options_in_help() == table);
     CHECK(keys(kDocumentedDefaults) == table);
     std::set<std::string> covered;
-    for (const OptionCase& c : kOptionCases) covered.insert(option_values(c.args)[0].first);
+    for (const OptionCase& c : kOptionCases) {
+      for (const auto& [name, value] : c.changed) covered.insert(name);
+    }
     CHECK(covered == table);
   }
 
@@ -345,6 +358,17 @@ TEST_SUITE("parse_command") {
         {{"--optimizer", "adam", "--momentum", "0.9"}, "--momentum", "(got 0.9)"},
         {{"--lr", "nan"}, "--lr must be a finite number", "(got nan)"},
         {{"--target-accuracy", "1.5"}, "--target-accuracy", "(got 1.5)"},
+        {{"--optimizer", "adam", "--adam-beta1", "1"}, "--adam-beta1", "(got 1)"},
+        {{"--optimizer", "adam", "--adam-beta2=-0.1"}, "--adam-beta2", "(got -0.1)"},
+        {{"--adam-beta1", "0.7"},
+         "--adam-beta1 must be left alone with --optimizer sgd",
+         "(got 0.7)"},
+        {{"--adam-beta2", "0.9"},
+         "--adam-beta2 must be left alone with --optimizer sgd",
+         "(got 0.9)"},
+        {{"--lr-schedule", "step"}, "--lr-schedule", "(got step)"},
+        {{"--warmup-steps=-1"}, "--warmup-steps", "(got -1)"},
+        {{"--lr-schedule", "onecycle", "--warmup-steps", "10"}, "--warmup-steps", "(got 10)"},
         {{"--eval-every=-1"}, "--eval-every", "(got -1)"},
         {{"--bucket-mb", "0"}, "--bucket-mb", "(got 0)"},
         {{"--bucket-mb", "inf"}, "--bucket-mb must be a finite number", "(got inf)"},
