@@ -72,7 +72,8 @@ po::options_description training_options(TrainConfig& config) {
   po::options_description model("Model and optimization", kHelpWidth, kHelpDescriptionWidth);
   model.add_options()(
       "model", po::value(&config.model)->default_value(defaults.model),
-      "network: linear (784-10), mlp (784-256-128-10) or cnn (conv32-conv64-fc128)")(
+      "network: linear (784-10), mlp (784-256-128-10), cnn (conv32-conv64-fc128) or fastcnn "
+      "(conv24-conv32-fc256, the net of the fastest MNIST recipe; configs/mnist99.conf)")(
       "epochs", po::value(&config.epochs)->default_value(defaults.epochs),
       "passes over the training set")(
       "batch-size", po::value(&config.batch_size)->default_value(defaults.batch_size),
@@ -322,8 +323,8 @@ void validate(const TrainConfig& c) {
   require_finite(c.weight_decay, "weight-decay");
   require_finite(c.normalize_mean, "normalize-mean");
   require_finite(c.normalize_std, "normalize-std");
-  require(c.model == "linear" || c.model == "mlp" || c.model == "cnn", "model",
-          "one of linear, mlp, cnn", c.model);
+  require(c.model == "linear" || c.model == "mlp" || c.model == "cnn" || c.model == "fastcnn",
+          "model", "one of linear, mlp, cnn, fastcnn", c.model);
   require(c.optimizer == "sgd" || c.optimizer == "adam", "optimizer", "one of sgd, adam",
           c.optimizer);
   require(c.epochs >= 1, "epochs", "at least 1", c.epochs);

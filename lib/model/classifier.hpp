@@ -17,7 +17,7 @@ class Classifier : public torch::nn::Module {
   virtual at::Tensor forward(const at::Tensor& images) = 0;
 };
 
-/// "linear", "mlp" or "cnn"; initialised from LibTorch's current global seed.
+/// "linear", "mlp", "cnn" or "fastcnn"; initialised from LibTorch's current global seed.
 /// Throws UsageError for another name.
 std::shared_ptr<Classifier> make_model(const std::string& name);
 
@@ -25,5 +25,6 @@ std::shared_ptr<Classifier> make_model(const std::string& name);
 std::shared_ptr<Classifier> make_linear_net();
 std::shared_ptr<Classifier> make_mlp_net();
 std::shared_ptr<Classifier> make_cnn_net();
+std::shared_ptr<Classifier> make_fast_cnn_net();
 
 }  // namespace mnist_ddp::model

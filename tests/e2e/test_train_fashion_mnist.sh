@@ -107,6 +107,15 @@ run_mpi 2 --data-dir "$FASHION_DIR" --max-steps 30 --target-accuracy 0.99 --eval
 expect_exit 0 "--target-accuracy 0.99 in 30 steps"
 expect_once out "# target test accuracy 99.00% not reached (final " "the summary says so"
 
+# The shipped 99% recipe: the file parses and its options train (a few steps, on Fashion-MNIST).
+run_mpi 2 --config "$MNIST_DDP_SOURCE_DIR/configs/mnist99.conf" --data-dir "$FASHION_DIR" \
+  --max-steps 10 --target-accuracy 0 --threads 1
+expect_exit 0 "configs/mnist99.conf, 10 steps"
+for line in "model              fastcnn" "optimizer          adam" "adam-beta1         0.7" \
+  "lr-schedule        onecycle" "batch-size         128 per rank"; do
+  expect_once out "#   $line" "the recipe's $line"
+done
+
 # --precision bf16 (CPU autocast): the same epoch, still learning, and the banner says so.
 run_mpi 2 --data-dir "$FASHION_DIR" --epochs 1 --threads 1 --precision bf16 --min-accuracy 0.78
 expect_exit 0 "--precision bf16 reaches --min-accuracy 0.78"

@@ -48,6 +48,8 @@ TEST_SUITE("make_model") {
         {"mlp", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
         // conv1 3x3x32 + 32, conv2 3x3x32x64 + 64, fc1 9216x128 + 128, fc2 128x10 + 10.
         {"cnn", 320 + 18496 + 1179776 + 1290},
+        // conv1 5x5x24 + 24, conv2 3x3x24x32 + 32, fc1 800x256 + 256, fc2 256x10 + 10.
+        {"fastcnn", 624 + 6944 + 205056 + 2570},
     };
     // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
     for (const auto& net_parameters : nets) {
@@ -63,7 +65,7 @@ TEST_SUITE("make_model") {
   }
 
   TEST_CASE("the same global seed gives the same initial parameters") {
-    for (const char* name : {"linear", "mlp", "cnn"}) {
+    for (const char* name : {"linear", "mlp", "cnn", "fastcnn"}) {
       CAPTURE(name);
       torch::manual_seed(7);
       const auto first = make_model(name);
@@ -96,6 +98,29 @@ TEST_SUITE("make_model") {
     for (std::size_t i = 0; i < params.size(); ++i) {
       CAPTURE(i);
       CHECK(at::allclose(params[i].grad(), reference[i].grad(), 1e-4, 1e-6));
+    }
+  }
+
+  TEST_CASE("the fastcnn's channels-last layers and fused pooling give the recipe's values") {
+    torch::manual_seed(5);
+    const auto net = make_model("fastcnn");
+    const at::Tensor images = at::randn({4, 1, 28, 28});
+    const at::Tensor labels = at::randint(10, {4});
+    const at::Tensor ours = net->forward(images);
+    at::cross_entropy_loss(ours, labels).backward();
+
+    std::vector<at::Tensor> p;
+    for (const at::Tensor& q : net->parameters()) p.push_back(q.detach().clone().requires_grad_());
+    // As tuomaso/train_mnist_fast writes it, in NCHW.
+    at::Tensor x = at::max_pool2d(at::conv2d(images, p[0].contiguous(), p[1]), 2).relu();
+    x = at::max_pool2d(at::conv2d(x, p[2].contiguous(), p[3]), 2).relu().flatten(1);
+    const at::Tensor expected = at::linear(at::linear(x, p[4], p[5]).relu(), p[6], p[7]);
+    at::cross_entropy_loss(expected, labels).backward();
+    CHECK(at::allclose(ours, expected, /*rtol=*/1e-4, /*atol=*/1e-5));
+    const auto params = net->parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      CAPTURE(i);
+      CHECK(at::allclose(params[i].grad(), p[i].grad(), 1e-4, 1e-6));
     }
   }
 

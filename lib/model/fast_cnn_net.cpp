@@ -1,0 +1,46 @@
+// lib/model/fast_cnn_net.cpp — the network of the fastest public MNIST recipe
+// (tuomaso/train_mnist_fast): conv24 5x5 -> max-pool -> conv32 3x3 -> max-pool -> fc256 -> fc10,
+// ReLU after each pooling and after fc1, no dropout; 215k parameters, 7.5 MFLOP per training
+// image, a sixth of the cnn's.
+#include <ATen/ATen.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+
+#include "model/classifier.hpp"
+#include "model/pooled_features.hpp"
+
+namespace mnist_ddp::model {
+namespace {
+
+class FastCnnNet final : public Classifier {
+ public:
+  FastCnnNet()
+      : conv1_(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 24, 5)))),
+        conv2_(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(24, 32, 3)))),
+        fc1_(register_module("fc1", torch::nn::Linear(800, 256))),
+        fc2_(register_module("fc2", torch::nn::Linear(256, 10))) {
+    for (at::Tensor weight : {conv1_->weight, conv2_->weight}) {  // Note [Channels-last ...]
+      weight.set_data(weight.contiguous(at::MemoryFormat::ChannelsLast));
+    }
+  }
+
+  at::Tensor forward(const at::Tensor& images) override {
+    // Note [Channels-last convolutions] in cnn_net.cpp.
+    const at::Tensor input = at::empty_like(images, at::MemoryFormat::ChannelsLast).copy_(images);
+    // Max-pool, then ReLU, as the recipe writes it.
+    at::Tensor x = at::max_pool2d(conv1_->forward(input), 2).relu_();  // (B, 24, 12, 12)
+    x = pooled_features(conv2_->forward(x));  // (B, 32, 10, 10) -> (B, 32 * 5 * 5)
+    x = fc1_->forward(x).relu_();             // (B, 256)
+    return fc2_->forward(x);                  // (B, 10)
+  }
+
+ private:
+  torch::nn::Conv2d conv1_, conv2_;
+  torch::nn::Linear fc1_, fc2_;
+};
+
+}  // namespace
+
+std::shared_ptr<Classifier> make_fast_cnn_net() { return std::make_shared<FastCnnNet>(); }
+
+}  // namespace mnist_ddp::model
