@@ -19,7 +19,8 @@ SECONDS_EACH=${1:-60}
   echo "usage: scripts/fuzz.sh [SECONDS]" >&2
   exit 2
 }
-HARNESSES=(fuzz_idx_file fuzz_options fuzz_checkpoint_file fuzz_checkpoint_store)
+HARNESSES=(fuzz_idx_file fuzz_options fuzz_checkpoint_file fuzz_checkpoint_store
+  fuzz_training_checkpoint)
 
 "$ROOT/scripts/install_packages.sh" ci
 "$ROOT/scripts/install_packages.sh" hardening

@@ -100,7 +100,15 @@ std::string CheckpointStore::save(std::int64_t step, const std::string& bytes,
   manifest["file"] = stem + ".mddp";
   manifest["bytes"] = bytes.size();
   manifest["crc32"] = checkpoint_checksum(bytes);
-  write_file_atomically((fs::path(folder_) / (stem + ".json")).string(), manifest.dump(2) + "\n");
+  try {
+    write_file_atomically((fs::path(folder_) / (stem + ".json")).string(), manifest.dump(2) + "\n");
+  } catch (const Error&) {
+    // A file without a manifest is no checkpoint to the store, and pruning, which goes by
+    // manifests, would never remove it: it goes now, with the failure.
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    throw;
+  }
 
   const std::vector<fs::path> manifests = manifests_newest_first(folder_);
   for (size_t i = static_cast<size_t>(keep_last_); i < manifests.size(); ++i) {

@@ -1,6 +1,8 @@
 // lib/checkpoint/optimizer_state.cpp — SGD and Adam state to and from named tensors.
 #include "checkpoint/optimizer_state.hpp"
 
+#include <limits>
+#include <memory>
 #include <sstream>
 #include <type_traits>
 
@@ -17,6 +19,7 @@ namespace {
 // LibTorch 2.x by the address itself; the map's key type says which.
 using StateMap = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>;
 using StateKey = typename StateMap::key_type;
+using StatePointer = typename StateMap::mapped_type;
 
 template <typename Key>
 Key key_of(const at::Tensor& parameter) {
@@ -31,17 +34,85 @@ Key key_of(const at::Tensor& parameter) {
 
 std::string prefix(size_t index) { return "optimizer/" + std::to_string(index) + "/"; }
 
-/// The saved tensor `name`, checked against `like`'s shape, on `like`'s device.
+const at::Tensor& required(const std::map<std::string, at::Tensor>& saved,
+                           const std::string& name) {
+  const auto found = saved.find(name);
+  if (found == saved.end()) throw CheckpointError("the checkpoint lacks '" + name + "'");
+  return found->second;
+}
+
+/// A copy of the saved tensor `name`, checked against `like`, on `like`'s device. A copy even
+/// on the same device: the optimizer updates its state in place, and must not write into the
+/// checkpoint's tensors.
 at::Tensor fitting(const std::map<std::string, at::Tensor>& saved, const std::string& name,
                    const at::Tensor& like) {
-  const at::Tensor& tensor = saved.at(name);
-  if (!tensor.sizes().equals(like.sizes())) {
-    throw CheckpointError("optimizer state '" + name + "' has the wrong shape for its parameter");
+  const at::Tensor& tensor = required(saved, name);
+  check_fits(name, tensor, like);
+  return tensor.to(like.options(), /*non_blocking=*/false, /*copy=*/true);
+}
+
+/// Adam's step count: an int64 scalar, as optimizer_state_tensors writes it, from 1 (the state
+/// is made by the first step, which counts itself) to below the largest, which the next step
+/// would overflow.
+std::int64_t adam_step(const std::map<std::string, at::Tensor>& saved, const std::string& name) {
+  const at::Tensor& step = required(saved, name);
+  if (step.scalar_type() != at::kLong || step.dim() != 0) {
+    throw CheckpointError("'" + name + "' is " + type_name(step.scalar_type()) + " of shape " +
+                          c10::str(step.sizes()) + " in the checkpoint, not an int64 scalar");
   }
-  return tensor.to(like.options());
+  const std::int64_t value = step.item<std::int64_t>();
+  if (value < 1 || value == std::numeric_limits<std::int64_t>::max()) {
+    throw CheckpointError("'" + name + "' = " + std::to_string(value) +
+                          " in the checkpoint, not a step count from 1");
+  }
+  return value;
+}
+
+/// The Adam state of the parameter `p` at `index`, or null when the checkpoint has none.
+StatePointer adam_state(const std::map<std::string, at::Tensor>& saved, size_t index,
+                        const at::Tensor& p) {
+  const std::string base = prefix(index);
+  const char* fields[] = {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+  bool any = false;
+  for (const char* field : fields) any = any || saved.count(base + field) != 0;
+  if (!any) return nullptr;
+  auto state = std::make_unique<torch::optim::AdamParamState>();
+  state->step(adam_step(saved, base + "step"));
+  state->exp_avg(fitting(saved, base + "exp_avg", p));
+  state->exp_avg_sq(fitting(saved, base + "exp_avg_sq", p));
+  if (saved.count(base + "max_exp_avg_sq")) {
+    state->max_exp_avg_sq(fitting(saved, base + "max_exp_avg_sq", p));
+  }
+  return state;
 }
 
 }  // namespace
+
+std::string type_name(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kLong:
+      return "int64";
+    case at::kByte:
+      return "uint8";
+    default:
+      return c10::toString(type);
+  }
+}
+
+void check_fits(const std::string& name, const at::Tensor& saved, const at::Tensor& like) {
+  if (!saved.sizes().equals(like.sizes())) {
+    throw CheckpointError("'" + name + "' has shape " + c10::str(saved.sizes()) +
+                          " in the checkpoint, " + c10::str(like.sizes()) + " in the model");
+  }
+  if (saved.scalar_type() != like.scalar_type()) {
+    throw CheckpointError("'" + name + "' is " + type_name(saved.scalar_type()) +
+                          " in the checkpoint, " + type_name(like.scalar_type()) + " in the model");
+  }
+}
 
 NamedTensors optimizer_state_tensors(torch::optim::Optimizer& optimizer,
                                      const std::vector<at::Tensor>& parameters) {
@@ -69,25 +140,23 @@ NamedTensors optimizer_state_tensors(torch::optim::Optimizer& optimizer,
 void load_optimizer_state(torch::optim::Optimizer& optimizer,
                           const std::vector<at::Tensor>& parameters,
                           const std::map<std::string, at::Tensor>& saved) {
-  optimizer.state().clear();
   const bool is_adam = dynamic_cast<torch::optim::Adam*>(&optimizer) != nullptr;
+  // Every state is built and checked first; the optimizer changes only once all of them fit.
+  std::vector<std::pair<StateKey, StatePointer>> states;
   for (size_t i = 0; i < parameters.size(); ++i) {
     const at::Tensor& p = parameters[i];
-    if (is_adam && saved.count(prefix(i) + "exp_avg")) {
-      auto state = std::make_unique<torch::optim::AdamParamState>();
-      state->step(saved.at(prefix(i) + "step").item<std::int64_t>());
-      state->exp_avg(fitting(saved, prefix(i) + "exp_avg", p));
-      state->exp_avg_sq(fitting(saved, prefix(i) + "exp_avg_sq", p));
-      if (saved.count(prefix(i) + "max_exp_avg_sq")) {
-        state->max_exp_avg_sq(fitting(saved, prefix(i) + "max_exp_avg_sq", p));
+    if (is_adam) {
+      if (StatePointer state = adam_state(saved, i, p)) {
+        states.emplace_back(key_of<StateKey>(p), std::move(state));
       }
-      optimizer.state()[key_of<StateKey>(p)] = std::move(state);
-    } else if (!is_adam && saved.count(prefix(i) + "momentum_buffer")) {
+    } else if (saved.count(prefix(i) + "momentum_buffer")) {
       auto state = std::make_unique<torch::optim::SGDParamState>();
       state->momentum_buffer(fitting(saved, prefix(i) + "momentum_buffer", p));
-      optimizer.state()[key_of<StateKey>(p)] = std::move(state);
+      states.emplace_back(key_of<StateKey>(p), std::move(state));
     }
   }
+  optimizer.state().clear();
+  for (auto& [key, state] : states) optimizer.state()[key] = std::move(state);
 }
 
 }  // namespace mnist_ddp::checkpoint

@@ -1,9 +1,13 @@
 // lib/checkpoint/training_checkpoint.cpp — checkpoint contents of a training run, and their checks.
 #include "checkpoint/training_checkpoint.hpp"
 
+#include <algorithm>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/autograd.h>
 
 #include "checkpoint/optimizer_state.hpp"
@@ -27,39 +31,106 @@ nlohmann::json training_shape(const config::TrainConfig& c, std::int64_t train_s
           {"drop_last", c.drop_last},
           {"grad_accum", c.grad_accum},
           {"grad_dtype", c.grad_dtype},
+          {"adam_beta1", c.adam_beta1},
+          {"adam_beta2", c.adam_beta2},
+          {"lr_schedule", c.lr_schedule},
+          {"warmup_steps", c.warmup_steps},
+          // A schedule spans the steps of --epochs; a constant rate lets a run be extended.
+          {"schedule_epochs", c.lr_schedule == "constant" ? 0 : c.epochs},
           {"train_images", train_size}};
+}
+
+/// `saved` with the keys that training_shape gained after checkpoints were first written, set
+/// to the value every run had before: such a checkpoint still resumes a run that uses them so.
+nlohmann::json with_earlier_defaults(nlohmann::json saved) {
+  const nlohmann::json earlier = {{"adam_beta1", 0.9},
+                                  {"adam_beta2", 0.999},
+                                  {"lr_schedule", "constant"},
+                                  {"warmup_steps", 0},
+                                  {"schedule_epochs", 0}};
+  for (const auto& [key, value] : earlier.items()) {
+    if (!saved.contains(key)) saved[key] = value;
+  }
+  return saved;
 }
 
 std::map<std::string, at::Tensor> by_name(const CheckpointContents& contents) {
   return std::map<std::string, at::Tensor>(contents.tensors.begin(), contents.tensors.end());
 }
 
-/// Copies "model/<name>" and "buffer/<name>" into the module, checking names and shapes.
-void load_module_tensors(const std::map<std::string, at::Tensor>& saved, model::Classifier& model) {
-  torch::NoGradGuard no_grad;
-  const auto load = [&saved](const std::string& name, at::Tensor& into) {
+/// The pairs (model tensor, saved tensor) for "model/<name>" and "buffer/<name>", each checked
+/// for presence, shape and type; nothing is copied yet.
+std::vector<std::pair<at::Tensor, at::Tensor>> checked_module_tensors(
+    const std::map<std::string, at::Tensor>& saved, model::Classifier& model) {
+  std::vector<std::pair<at::Tensor, at::Tensor>> pairs;
+  const auto add = [&](const std::string& name, const at::Tensor& into) {
     const auto found = saved.find(name);
     if (found == saved.end()) throw CheckpointError("the checkpoint lacks '" + name + "'");
-    if (!found->second.sizes().equals(into.sizes())) {
-      throw CheckpointError("'" + name + "' has shape " + c10::str(found->second.sizes()) +
-                            " in the checkpoint, " + c10::str(into.sizes()) + " in the model");
-    }
-    into.copy_(found->second);
+    check_fits(name, found->second, into);
+    pairs.emplace_back(into, found->second);
   };
-  for (auto& item : model.named_parameters()) load("model/" + item.key(), item.value());
-  for (auto& item : model.named_buffers()) load("buffer/" + item.key(), item.value());
+  for (const auto& item : model.named_parameters()) add("model/" + item.key(), item.value());
+  for (const auto& item : model.named_buffers()) add("buffer/" + item.key(), item.value());
+  return pairs;
+}
+
+void copy_module_tensors(const std::vector<std::pair<at::Tensor, at::Tensor>>& pairs) {
+  torch::NoGradGuard no_grad;
+  for (const auto& [into, from] : pairs) into.copy_(from);
+}
+
+/// The checkpoint's RNG states, checked to be what the trainer can hand to
+/// cpu_generator().set_state: uint8, one row per rank of the run that wrote it, each row a
+/// state that a CPU generator accepts (its width, and an MT19937 state LibTorch calls valid).
+at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, int world_size) {
+  const auto found = saved.find("rng_states");
+  if (found == saved.end()) {
+    throw CheckpointError("the checkpoint lacks its RNG states 'rng_states'");
+  }
+  const at::Tensor& states = found->second;
+  if (states.dim() != 2 || states.size(0) != world_size) {
+    throw CheckpointError("the checkpoint's RNG states 'rng_states' have shape " +
+                          c10::str(states.sizes()) + ", not one row for each of its " +
+                          std::to_string(world_size) + " ranks");
+  }
+  if (states.scalar_type() != at::kByte) {
+    throw CheckpointError("the checkpoint's RNG states 'rng_states' are " +
+                          type_name(states.scalar_type()) + ", not uint8");
+  }
+  // A scratch generator: checking must not disturb the process's default one.
+  at::Generator scratch = at::detail::createCPUGenerator();
+  const std::int64_t width = scratch.get_state().numel();
+  if (states.size(1) != width) {
+    throw CheckpointError("the checkpoint's RNG states 'rng_states' have rows of " +
+                          std::to_string(states.size(1)) + " bytes, not the " +
+                          std::to_string(width) + " of a CPU generator state");
+  }
+  for (std::int64_t rank = 0; rank < world_size; ++rank) {
+    try {
+      scratch.set_state(states[rank]);
+    } catch (const c10::Error& e) {
+      throw CheckpointError(
+          "the checkpoint's RNG state of rank " + std::to_string(rank) +
+          " in 'rng_states' is not a CPU generator state: " + e.what_without_backtrace());
+    }
+  }
+  return states;
 }
 
 }  // namespace
 
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current) {
+  // The keys that are not an option's name; the others are, with '-' for '_'.
+  const std::map<std::string, std::string> labels = {
+      {"train_images", "training images"}, {"schedule_epochs", "--epochs of the --lr-schedule"}};
   std::string differences;
   for (const auto& [key, value] : current.items()) {
     if (!saved.contains(key) || saved.at(key) != value) {
-      std::string option = key;
+      std::string option = "--" + key;
       std::replace(option.begin(), option.end(), '_', '-');
+      const auto label = labels.find(key);
       if (!differences.empty()) differences += "; ";
-      differences += (key == "train_images" ? "training images" : "--" + option) + ": checkpoint " +
+      differences += (label != labels.end() ? label->second : option) + ": checkpoint " +
                      (saved.contains(key) ? saved.at(key).dump() : "none") + ", this run " +
                      value.dump();
     }
@@ -86,27 +157,27 @@ CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64
   return contents;
 }
 
+// Note [Restore is all or nothing]: restore_checkpoint and restore_model check every tensor
+// (presence, shape, type, RNG states, optimizer state) before they change anything, so a refused
+// checkpoint leaves the model and optimizer as they were. Only the copies themselves come after
+// the checks; on a GPU, running out of memory there is the one way to stop half way.
 RestoredRun restore_checkpoint(const CheckpointContents& contents,
                                const config::TrainConfig& config, std::int64_t train_size,
                                model::Classifier& model, torch::optim::Optimizer& optimizer) {
   const CheckpointMeta meta = read_checkpoint_meta(contents.meta);
   const std::string differences =
-      shape_differences(meta.training, training_shape(config, train_size));
+      shape_differences(with_earlier_defaults(meta.training), training_shape(config, train_size));
   if (!differences.empty()) {
     throw CheckpointError("the checkpoint belongs to another run (" + differences +
                           "); use its options, or another --checkpoint-dir");
   }
   const std::map<std::string, at::Tensor> saved = by_name(contents);
-  load_module_tensors(saved, model);
+  const auto module_tensors = checked_module_tensors(saved, model);
+  at::Tensor rng_states = checked_rng_states(saved, meta.world_size);
+  // Checks every entry before it replaces the optimizer's state.
   load_optimizer_state(optimizer, model.parameters(), saved);
-  const auto rng_states = saved.find("rng_states");
-  if (rng_states == saved.end()) throw CheckpointError("the checkpoint lacks its RNG states");
-  if (rng_states->second.dim() != 2 || rng_states->second.size(0) != meta.world_size) {
-    throw CheckpointError("the checkpoint's RNG states have shape " +
-                          c10::str(rng_states->second.sizes()) + ", not one row for each of its " +
-                          std::to_string(meta.world_size) + " ranks");
-  }
-  return RestoredRun{meta.progress, meta.world_size, rng_states->second};
+  copy_module_tensors(module_tensors);
+  return RestoredRun{meta.progress, meta.world_size, std::move(rng_states)};
 }
 
 void restore_model(const CheckpointContents& contents, const std::string& model_name,
@@ -118,7 +189,7 @@ void restore_model(const CheckpointContents& contents, const std::string& model_
     throw CheckpointError("the checkpoint holds a '" + saved + "' model, not '" + model_name +
                           "' (pass --model " + saved + ")");
   }
-  load_module_tensors(by_name(contents), model);
+  copy_module_tensors(checked_module_tensors(by_name(contents), model));
 }
 
 }  // namespace mnist_ddp::checkpoint

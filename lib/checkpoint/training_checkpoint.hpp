@@ -15,8 +15,8 @@
 
 namespace mnist_ddp::checkpoint {
 
-/// The checkpoint of a run: `rng_states` is (world size, state bytes), one CPU generator state
-/// per rank, so dropout continues exactly when the world size is unchanged.
+/// The checkpoint of a run: `rng_states` is (world size, state bytes), uint8, one CPU generator
+/// state (get_state()) per rank, so dropout continues exactly when the world size is unchanged.
 CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64_t train_size,
                                    int world_size, const TrainProgress& progress,
                                    model::Classifier& model, torch::optim::Optimizer& optimizer,
@@ -30,8 +30,11 @@ struct RestoredRun {
 };
 
 /// Checks that `contents` was written for this model, options and data set size (throws
-/// CheckpointError listing every difference), then loads parameters, buffers and optimizer
-/// state into `model` and `optimizer` (on their devices).
+/// CheckpointError listing every difference) and that every tensor fits: parameters, buffers and
+/// optimizer state present with the model's shapes and types, RNG states that the CPU generator
+/// accepts (throws CheckpointError naming the tensor). Only then loads parameters, buffers and
+/// optimizer state into `model` and `optimizer` (on their devices): a refused checkpoint
+/// changes neither (Note [Restore is all or nothing]).
 RestoredRun restore_checkpoint(const CheckpointContents& contents,
                                const config::TrainConfig& config, std::int64_t train_size,
                                model::Classifier& model, torch::optim::Optimizer& optimizer);
@@ -40,7 +43,8 @@ RestoredRun restore_checkpoint(const CheckpointContents& contents,
 /// shape `saved` (from a checkpoint) differs from `current`; empty when they agree.
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current);
 
-/// Loads only the parameters and buffers (for evaluation), after checking the model name.
+/// Loads only the parameters and buffers (for evaluation), after checking the model name and
+/// every tensor's presence, shape and type; a refused checkpoint leaves `model` unchanged.
 void restore_model(const CheckpointContents& contents, const std::string& model_name,
                    model::Classifier& model);
 

@@ -2,7 +2,9 @@
 # tests/fuzz/make_seeds.py — provides: the seed corpus of each fuzz harness
 # (tests/fuzz/corpus/<harness>/), written from the file formats spelled out here, so that each
 # seed says what it is. Run it after a format change; scripts/fuzz.sh only reads the seeds.
-# Seeds stay small (a few hundred bytes): libFuzzer mutates small inputs faster and better.
+# Seeds stay small (a few hundred bytes): libFuzzer mutates small inputs faster and better. The
+# exception: fuzz_training_checkpoint's are real checkpoints of the linear model (31 KB of weights),
+# as only tensors of the model's shapes get past the shape checks to the ones behind them.
 import gzip
 import json
 import os
@@ -51,6 +53,82 @@ def raw_checkpoint(header_text, payload):
 # The checkpoint tests/fuzz/fuzz_checkpoint_store.cpp writes beside each fuzzed manifest.
 STORE_CHECKPOINT = checkpoint({"step": 1}, [("w", "float32", [2], struct.pack("<2f", 1, -2)),
                                             ("b", "uint8", [1], b"\x09")])
+
+
+# A training checkpoint as lib/checkpoint/training_checkpoint.cpp writes it, for the run that
+# tests/fuzz/fuzz_training_checkpoint.cpp restores into: the default options (checkpoint_meta.cpp
+# and training_shape) with SGD and momentum 0.9, or with Adam, on 60000 training images.
+TRAINING = {"model": "linear", "optimizer": "sgd", "lr": 0.01, "momentum": 0.9,
+            "weight_decay": 0.0, "batch_size": 64, "seed": 1, "normalize_mean": 0.1307,
+            "normalize_std": 0.3081, "drop_last": False, "grad_accum": 1, "grad_dtype": "fp32",
+            "train_images": 60000}
+PROGRESS = {"epoch": 1, "step": 100, "position": 6400, "loss_sum": 23.5, "loss_count": 100,
+            "images": 6400}
+MERSENNE_N = 624
+RNG_STATE_BYTES = 5056  # at::detail::getDefaultCPUGenerator().get_state().numel()
+
+
+def float32s(shape, scale, offset=0):
+    count = 1
+    for d in shape:
+        count *= d
+    return struct.pack(f"<{count}f", *(((i * 37 + offset) % 101 - 50) * scale for i in range(count)))
+
+
+def rng_state(seed):
+    """The bytes of LibTorch's CPU generator state (CPUGeneratorImplState, 5056 bytes on x86-64)
+    right after seeding with `seed`, as get_state() writes it: the legacy POD (initial seed,
+    left = 1, seeded = 1, next = 0, the 624 MT19937 words as uint64, three normal-sample doubles,
+    normal_is_valid, padding), then the float normal sample and its flag, padding."""
+    words = [seed & 0xffffffff]
+    for i in range(1, MERSENNE_N):
+        words.append((1812433253 * (words[-1] ^ (words[-1] >> 30)) + i) & 0xffffffff)
+    legacy = struct.pack(f"<QiiQ{MERSENNE_N}Q3di4x", seed, 1, 1, 0, *words, 0.0, 0.0, 0.0, 0)
+    state = legacy + struct.pack("<f?3x", 0.0, False)
+    assert len(state) == RNG_STATE_BYTES, len(state)
+    return state
+
+
+def training_meta(optimizer, world_size=1, training=None, progress=None):
+    """The header of a checkpoint of the run with `optimizer` ("sgd" or "adam")."""
+    return {"format": "mnist_ddp checkpoint", "mnist_ddp_version": "0.1.0",
+            "libtorch_version": "1.13.1", "world_size": world_size,
+            "training": dict(TRAINING, optimizer=optimizer,
+                             momentum=0.9 if optimizer == "sgd" else 0.0, **(training or {})),
+            "progress": dict(PROGRESS, **(progress or {}))}
+
+
+def training_tensors(optimizer, world_size=1):
+    """The linear model (784 -> 10) after some steps: weights, the optimizer's state (SGD
+    momentum buffers, or Adam step and moments), one RNG state per rank."""
+    shapes = {0: [10, 784], 1: [10]}
+    tensors = [("model/fc.weight", "float32", shapes[0], float32s(shapes[0], 1e-3)),
+               ("model/fc.bias", "float32", shapes[1], float32s(shapes[1], 1e-2))]
+    for i, shape in shapes.items():
+        if optimizer == "sgd":
+            tensors.append((f"optimizer/{i}/momentum_buffer", "float32", shape,
+                            float32s(shape, 1e-4, offset=i)))
+        else:
+            tensors += [(f"optimizer/{i}/step", "int64", [], struct.pack("<q", 100)),
+                        (f"optimizer/{i}/exp_avg", "float32", shape,
+                         float32s(shape, 1e-4, offset=i)),
+                        (f"optimizer/{i}/exp_avg_sq", "float32", shape,
+                         float32s(shape, 1e-6, offset=50 + i))]
+    tensors.append(("rng_states", "uint8", [world_size, RNG_STATE_BYTES],
+                    b"".join(rng_state(rank + 1) for rank in range(world_size))))
+    return tensors
+
+
+def changed(tensors, name, dtype=None, shape=None, data=None):
+    """`tensors` with the entry `name` changed (or dropped when all three are None)."""
+    out = []
+    for entry in tensors:
+        if entry[0] != name:
+            out.append(entry)
+        elif (dtype, shape, data) != (None, None, None):
+            out.append((name, dtype or entry[1], entry[2] if shape is None else shape,
+                        entry[3] if data is None else data))
+    return out
 
 
 def seeds():
@@ -132,6 +210,34 @@ def seeds():
         "shape_beyond_64_bits": raw_checkpoint(
             header.replace(b"[2]", b"[418446744073709551615,4294967296]"), b"\x00" * 8),
         "fractional_shape": raw_checkpoint(header.replace(b"[2]", b"[2.5]"), b"\x00" * 8),
+    }
+    sgd, adam = training_tensors("sgd", world_size=2), training_tensors("adam")
+    rng = sgd[-1][3]
+    yield "fuzz_training_checkpoint", {
+        # Intact: both restore, and the run takes a step.
+        "sgd_momentum_2_ranks": checkpoint(training_meta("sgd", 2), sgd),
+        "adam_1_rank": checkpoint(training_meta("adam"), adam),
+        # Options of another run: refused before the tensors; restore_model still loads it.
+        "other_run": checkpoint(training_meta("sgd", 2, training={"lr": 0.1}), sgd),
+        "progress_text": checkpoint(training_meta("adam", progress={"step": "100"}), adam),
+        # Issue "hostile checkpoints always exit 4": each of these ended with exit 1.
+        "rng_float64": checkpoint(training_meta("sgd", 2), changed(
+            sgd, "rng_states", "float64", [2, RNG_STATE_BYTES // 8], rng)),
+        "rng_narrow": checkpoint(training_meta("sgd", 2), changed(
+            sgd, "rng_states", shape=[2, 8], data=rng[:8] + rng[RNG_STATE_BYTES:][:8])),
+        "rng_unseeded": checkpoint(training_meta("sgd", 2), changed(
+            sgd, "rng_states", data=bytes(len(rng)))),
+        "adam_step_two": checkpoint(training_meta("adam"), changed(
+            adam, "optimizer/0/step", shape=[2], data=struct.pack("<2q", 1, 2))),
+        "adam_step_float": checkpoint(training_meta("adam"), changed(
+            adam, "optimizer/1/step", "float64", data=struct.pack("<d", 1.5))),
+        "adam_no_step": checkpoint(training_meta("adam"), changed(adam, "optimizer/0/step")),
+        "adam_no_exp_avg_sq": checkpoint(training_meta("adam"),
+                                         changed(adam, "optimizer/1/exp_avg_sq")),
+        "weight_float64": checkpoint(training_meta("sgd", 2), changed(
+            sgd, "model/fc.bias", "float64", data=struct.pack("<10d", *range(10)))),
+        "momentum_int64": checkpoint(training_meta("sgd", 2), changed(
+            sgd, "optimizer/1/momentum_buffer", "int64", data=struct.pack("<10q", *range(10)))),
     }
     size, crc = len(STORE_CHECKPOINT), zlib.crc32(STORE_CHECKPOINT[:-4])
     good = {"format": "mnist_ddp checkpoint manifest", "step": 1, "epoch": 0,

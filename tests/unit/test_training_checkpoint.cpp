@@ -1,16 +1,22 @@
 // tests/unit/test_training_checkpoint.cpp — the checks a checkpoint passes before it is restored:
 // the header's fields (read_checkpoint_meta), the options that shape training
-// (shape_differences), and the tensors' names and shapes (restore_checkpoint, restore_model).
-// Each failure is a CheckpointError that names what is wrong, and a passing checkpoint restores
-// the parameters bit for bit.
+// (shape_differences), and the tensors' names, shapes and types, the Adam step, the RNG states
+// (restore_checkpoint, restore_model). Each failure is a CheckpointError that names what is
+// wrong and leaves model and optimizer untouched; a passing checkpoint restores the parameters
+// bit for bit.
+#include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <doctest/doctest.h>
 #include <torch/utils.h>
 
 #include "checkpoint/checkpoint_meta.hpp"
+#include "checkpoint/optimizer_state.hpp"
 #include "checkpoint/training_checkpoint.hpp"
 #include "common/error.hpp"
 #include "config/train_config.hpp"
@@ -29,24 +35,87 @@ std::string checkpoint_error(F&& action) {
   return error_message<CheckpointError>(std::forward<F>(action));
 }
 
+/// `ranks` CPU generator states, as the trainer gathers them: (ranks, state bytes), uint8.
+at::Tensor rng_states(int ranks) {
+  std::vector<at::Tensor> rows;
+  for (int rank = 0; rank < ranks; ++rank) {
+    rows.push_back(at::detail::createCPUGenerator(/*seed_val=*/rank + 1).get_state());
+  }
+  return at::stack(rows);
+}
+
+/// The config of a run with Adam, or SGD with momentum: optimizers that keep state.
+config::TrainConfig with_optimizer(const std::string& optimizer) {
+  config::TrainConfig config;
+  config.optimizer = optimizer;
+  if (optimizer == "sgd") config.momentum = 0.9;
+  return config;
+}
+
 /// A linear model with its optimizer, and the checkpoint of it at step 5 written by 2 ranks.
 struct Run {
+  Run() = default;
+  explicit Run(config::TrainConfig c) : config(std::move(c)) {}
+
   config::TrainConfig config;
   std::shared_ptr<model::Classifier> model = model::make_model("linear");
   std::unique_ptr<torch::optim::Optimizer> optimizer =
       train::make_optimizer(config, model->parameters());
 
+  /// One optimizer step on random images, so the optimizer has state (momentum, moments).
+  void take_a_step() {
+    optimizer->zero_grad();
+    model->forward(at::rand({4, 1, 28, 28})).logsumexp(1).sum().backward();
+    optimizer->step();
+  }
   CheckpointContents checkpoint() {
     // Epoch 1, step 5, position 640, loss sum 2.5 over 10 losses, 640 images.
     const checkpoint::TrainProgress progress{1, 5, 640, 2.5, 10, 640};
     return checkpoint::make_checkpoint(config, /*train_size=*/1000, /*world_size=*/2, progress,
-                                       *model, *optimizer, at::zeros({2, 8}, at::kByte));
+                                       *model, *optimizer, rng_states(2));
   }
   checkpoint::RestoredRun restore(const CheckpointContents& contents) {
     return checkpoint::restore_checkpoint(contents, config, /*train_size=*/1000, *model,
                                           *optimizer);
   }
 };
+
+/// The tensor `name` of `contents`; fails the test when there is none.
+at::Tensor& tensor_named(CheckpointContents& contents, const std::string& name) {
+  for (auto& [entry, tensor] : contents.tensors) {
+    if (entry == name) return tensor;
+  }
+  FAIL("the checkpoint has no tensor '" << name << "'");
+  throw std::logic_error("unreachable");
+}
+
+/// `contents` without its tensor `name`.
+void erase_named(CheckpointContents& contents, const std::string& name) {
+  tensor_named(contents, name);  // present before
+  auto& tensors = contents.tensors;
+  tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                               [&](const auto& entry) { return entry.first == name; }),
+                tensors.end());
+}
+
+/// Copies of every parameter and every optimizer state tensor of `run`, to show it unchanged.
+std::vector<at::Tensor> snapshot(Run& run) {
+  std::vector<at::Tensor> copies;
+  for (const auto& p : run.model->parameters()) copies.push_back(p.detach().clone());
+  for (auto& [name, tensor] :
+       checkpoint::optimizer_state_tensors(*run.optimizer, run.model->parameters())) {
+    copies.push_back(tensor.clone());
+  }
+  return copies;
+}
+
+bool same_snapshots(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!same_bits(a[i], b[i])) return false;
+  }
+  return true;
+}
 
 TEST_CASE("a checkpoint restores into a fresh run of the same shape, bit for bit") {
   Run writer;
@@ -57,7 +126,7 @@ TEST_CASE("a checkpoint restores into a fresh run of the same shape, bit for bit
   CHECK(run.progress.step == 5);
   CHECK(run.progress.position == 640);
   CHECK(run.progress.loss_sum == 2.5);
-  CHECK(run.rng_states.sizes().vec() == std::vector<std::int64_t>{2, 8});
+  CHECK(same_bits(run.rng_states, rng_states(2)));
   const auto written = writer.model->named_parameters();
   const auto read = reader.model->named_parameters();
   for (std::size_t i = 0; i < written.size(); ++i) {
@@ -87,6 +156,37 @@ TEST_CASE("a checkpoint of another run's options is refused, naming the options"
   CHECK(contains(message, "--batch-size: checkpoint 64, this run 32"));
 }
 
+TEST_CASE("the learning-rate schedule and Adam's betas are part of a run's options") {
+  config::TrainConfig scheduled = with_optimizer("adam");
+  scheduled.lr_schedule = "onecycle";
+  scheduled.adam_beta1 = 0.7;
+  Run writer(scheduled);
+  const CheckpointContents contents = writer.checkpoint();
+  CHECK_NOTHROW(Run(scheduled).restore(contents));
+  const std::string message =
+      checkpoint_error([&] { Run(with_optimizer("adam")).restore(contents); });
+  CHECK(contains(message, "--lr-schedule: checkpoint \"onecycle\", this run \"constant\""));
+  CHECK(contains(message, "--adam-beta1: checkpoint 0.7, this run 0.9"));
+  // A schedule spans the steps of --epochs: another count would reshape it.
+  scheduled.epochs = 9;
+  CHECK(contains(checkpoint_error([&] { Run(scheduled).restore(contents); }),
+                 "--epochs of the --lr-schedule: checkpoint 5, this run 9"));
+}
+
+TEST_CASE("a checkpoint written before the schedule options existed resumes a run without them") {
+  Run writer;
+  CheckpointContents contents = writer.checkpoint();
+  for (const char* key :
+       {"adam_beta1", "adam_beta2", "lr_schedule", "warmup_steps", "schedule_epochs"}) {
+    REQUIRE(contents.meta["training"].erase(key) == 1);
+  }
+  CHECK_NOTHROW(Run().restore(contents));
+  config::TrainConfig warm;
+  warm.warmup_steps = 10;
+  CHECK(contains(checkpoint_error([&] { Run(warm).restore(contents); }),
+                 "--warmup-steps: checkpoint 0, this run 10"));
+}
+
 TEST_CASE("a tensor of the wrong shape or a missing tensor is named") {
   Run writer;
   CheckpointContents contents = writer.checkpoint();
@@ -105,10 +205,185 @@ TEST_CASE("a tensor of the wrong shape or a missing tensor is named") {
     CHECK(checkpoint_error([&] { Run().restore(contents); }) ==
           "the checkpoint lacks 'model/fc.weight'");
   }
+  SUBCASE("no RNG states") {
+    erase_named(contents, "rng_states");
+    CHECK(checkpoint_error([&] { Run().restore(contents); }) ==
+          "the checkpoint lacks its RNG states 'rng_states'");
+  }
   SUBCASE("RNG states that do not have a row for each rank") {
     contents.tensors.back().second = at::zeros({3, 8}, at::kByte);
     CHECK(contains(checkpoint_error([&] { Run().restore(contents); }),
-                   "RNG states have shape [3, 8]"));
+                   "RNG states 'rng_states' have shape [3, 8]"));
+  }
+}
+
+TEST_CASE("a model tensor of another element type is refused, not converted") {
+  Run writer;
+  CheckpointContents contents = writer.checkpoint();
+  tensor_named(contents, "model/fc.bias") = tensor_named(contents, "model/fc.bias").to(at::kDouble);
+  const std::string expected = "'model/fc.bias' is float64 in the checkpoint, float32 in the model";
+  CHECK(checkpoint_error([&] { Run().restore(contents); }) == expected);
+  CHECK(checkpoint_error([&] {
+          auto model = model::make_model("linear");
+          checkpoint::restore_model(contents, "linear", *model);
+        }) == expected);
+}
+
+TEST_CASE("RNG states that the CPU generator would refuse are named") {
+  Run writer;
+  CheckpointContents contents = writer.checkpoint();
+  at::Tensor& states = tensor_named(contents, "rng_states");
+  const std::int64_t width = at::detail::getDefaultCPUGenerator().get_state().numel();
+  REQUIRE(states.sizes().vec() == std::vector<std::int64_t>{2, width});
+  SUBCASE("another element type") {
+    states = states.to(at::kFloat);
+    CHECK(checkpoint_error([&] { Run().restore(contents); }) ==
+          "the checkpoint's RNG states 'rng_states' are float32, not uint8");
+  }
+  SUBCASE("rows narrower than a generator state") {
+    states = states.narrow(1, 0, 8).contiguous();
+    CHECK(checkpoint_error([&] { Run().restore(contents); }) ==
+          "the checkpoint's RNG states 'rng_states' have rows of 8 bytes, not the " +
+              std::to_string(width) + " of a CPU generator state");
+  }
+  SUBCASE("a row of the right width that is no MT19937 state") {
+    states[1].zero_();  // "seeded" false: LibTorch calls the state invalid
+    CHECK(contains(checkpoint_error([&] { Run().restore(contents); }),
+                   "the checkpoint's RNG state of rank 1 in 'rng_states' is not a CPU generator "
+                   "state: "));
+  }
+}
+
+TEST_CASE("restored RNG states are what the trainer hands to the generator") {
+  Run writer;
+  const CheckpointContents contents = writer.checkpoint();
+  const checkpoint::RestoredRun run = Run().restore(contents);
+  at::Generator generator = at::detail::createCPUGenerator();
+  generator.set_state(run.rng_states[1]);
+  CHECK(same_bits(generator.get_state(), rng_states(2)[1]));
+}
+
+TEST_CASE("Adam state with a missing or malformed entry is named") {
+  Run writer(with_optimizer("adam"));
+  writer.take_a_step();
+  CheckpointContents contents = writer.checkpoint();
+  REQUIRE(tensor_named(contents, "optimizer/0/step").item<std::int64_t>() == 1);
+  Run reader(with_optimizer("adam"));
+  const auto restore = [&] { return checkpoint_error([&] { reader.restore(contents); }); };
+  SUBCASE("a step of two elements") {
+    tensor_named(contents, "optimizer/0/step") = at::ones({2}, at::kLong);
+    CHECK(restore() ==
+          "'optimizer/0/step' is int64 of shape [2] in the checkpoint, not an int64 scalar");
+  }
+  SUBCASE("a step of one element that is not a scalar") {
+    tensor_named(contents, "optimizer/0/step") = at::ones({1}, at::kLong);
+    CHECK(restore() ==
+          "'optimizer/0/step' is int64 of shape [1] in the checkpoint, not an int64 scalar");
+  }
+  SUBCASE("a fractional step") {
+    tensor_named(contents, "optimizer/1/step") = at::scalar_tensor(1.5, at::kDouble);
+    CHECK(restore() ==
+          "'optimizer/1/step' is float64 of shape [] in the checkpoint, not an int64 scalar");
+  }
+  SUBCASE("a step before the first") {
+    tensor_named(contents, "optimizer/0/step") = at::scalar_tensor(-3, at::kLong);
+    CHECK(restore() == "'optimizer/0/step' = -3 in the checkpoint, not a step count from 1");
+  }
+  SUBCASE("no step") {
+    erase_named(contents, "optimizer/0/step");
+    CHECK(restore() == "the checkpoint lacks 'optimizer/0/step'");
+  }
+  SUBCASE("no exp_avg_sq") {
+    erase_named(contents, "optimizer/1/exp_avg_sq");
+    CHECK(restore() == "the checkpoint lacks 'optimizer/1/exp_avg_sq'");
+  }
+  SUBCASE("no exp_avg, the rest there") {
+    erase_named(contents, "optimizer/0/exp_avg");
+    CHECK(restore() == "the checkpoint lacks 'optimizer/0/exp_avg'");
+  }
+  SUBCASE("moments of another element type") {
+    at::Tensor& moments = tensor_named(contents, "optimizer/0/exp_avg_sq");
+    moments = moments.to(at::kDouble);
+    CHECK(restore() ==
+          "'optimizer/0/exp_avg_sq' is float64 in the checkpoint, float32 in the model");
+  }
+  SUBCASE("moments of another shape") {
+    tensor_named(contents, "optimizer/1/exp_avg") = at::zeros({3});
+    CHECK(restore() == "'optimizer/1/exp_avg' has shape [3] in the checkpoint, [10] in the model");
+  }
+}
+
+TEST_CASE("an SGD momentum buffer of another element type is named") {
+  Run writer(with_optimizer("sgd"));
+  writer.take_a_step();
+  CheckpointContents contents = writer.checkpoint();
+  at::Tensor& buffer = tensor_named(contents, "optimizer/0/momentum_buffer");
+  buffer = buffer.to(at::kDouble);
+  CHECK(checkpoint_error([&] { Run(with_optimizer("sgd")).restore(contents); }) ==
+        "'optimizer/0/momentum_buffer' is float64 in the checkpoint, float32 in the model");
+}
+
+TEST_CASE("a refused checkpoint leaves model and optimizer as they were") {
+  for (const char* optimizer : {"sgd", "adam"}) {
+    CAPTURE(optimizer);
+    Run writer(with_optimizer(optimizer));
+    writer.take_a_step();
+    CheckpointContents contents = writer.checkpoint();
+    // The last tensor checked: everything before it fits, and must still not be loaded.
+    tensor_named(contents, "rng_states") = at::zeros({2, 8}, at::kByte);
+    Run reader(with_optimizer(optimizer));
+    reader.take_a_step();
+    reader.take_a_step();
+    const std::vector<at::Tensor> before = snapshot(reader);
+    CHECK(contains(checkpoint_error([&] { reader.restore(contents); }), "rows of 8 bytes"));
+    CHECK(same_snapshots(snapshot(reader), before));
+
+    // A bad optimizer entry: the model tensors before it fit.
+    contents = writer.checkpoint();
+    const std::string first_state =
+        optimizer == std::string("sgd") ? "optimizer/1/momentum_buffer" : "optimizer/1/exp_avg_sq";
+    tensor_named(contents, first_state) = at::zeros({3});
+    CHECK(contains(checkpoint_error([&] { reader.restore(contents); }), first_state));
+    CHECK(same_snapshots(snapshot(reader), before));
+  }
+  Run writer;
+  CheckpointContents contents = writer.checkpoint();
+  tensor_named(contents, "model/fc.bias") = at::zeros({10}, at::kDouble);
+  auto model = model::make_model("linear");
+  const at::Tensor weight = model->parameters()[0].detach().clone();
+  CHECK(contains(checkpoint_error([&] { checkpoint::restore_model(contents, "linear", *model); }),
+                 "'model/fc.bias' is float64"));
+  CHECK(same_bits(model->parameters()[0], weight));
+}
+
+TEST_CASE("restored optimizer state is the run's own, not the checkpoint's tensors") {
+  Run writer(with_optimizer("adam"));
+  writer.take_a_step();
+  CheckpointContents contents = writer.checkpoint();
+  const at::Tensor saved = tensor_named(contents, "optimizer/0/exp_avg").clone();
+  Run reader(with_optimizer("adam"));
+  reader.restore(contents);
+  reader.take_a_step();  // updates the moments in place
+  CHECK(same_bits(tensor_named(contents, "optimizer/0/exp_avg"), saved));
+}
+
+TEST_CASE("SGD momentum and Adam state restore bit for bit") {
+  for (const char* optimizer : {"sgd", "adam"}) {
+    CAPTURE(optimizer);
+    Run writer(with_optimizer(optimizer));
+    writer.take_a_step();
+    const CheckpointContents contents = writer.checkpoint();
+    Run reader(with_optimizer(optimizer));
+    reader.restore(contents);
+    const auto written =
+        checkpoint::optimizer_state_tensors(*writer.optimizer, writer.model->parameters());
+    const auto read =
+        checkpoint::optimizer_state_tensors(*reader.optimizer, reader.model->parameters());
+    REQUIRE(written.size() == read.size());
+    for (std::size_t i = 0; i < written.size(); ++i) {
+      CHECK(written[i].first == read[i].first);
+      CHECK(same_bits(written[i].second, read[i].second));
+    }
   }
 }
 

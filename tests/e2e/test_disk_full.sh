@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A checkpoint written to a full file system: the run ends (exit 1) with a message naming the
+# folder and "No space left on device", the previous checkpoints stay as they were, no temporary
+# file is left, and --resume auto continues from the newest intact one. Twice: full before the
+# checkpoint file, and full between the checkpoint file and its manifest. The file system is a
+# 6 MiB tmpfs the test mounts (root); without mount permission the test is skipped (77), and
+# under CI (CI set) that fails instead.
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+
+DISK=$WORK/disk
+mkdir -p "$DISK"
+if ! mount -t tmpfs -o size=6m tmpfs "$DISK" 2>"$WORK/mount.err"; then
+  if [[ -n ${CI:-} ]]; then
+    fail "cannot mount a tmpfs ($(head -1 "$WORK/mount.err")), and CI must run every check"
+    finish e2e_disk_full
+  fi
+  echo "SKIP: cannot mount a tmpfs: $(head -1 "$WORK/mount.err")"
+  exit 77
+fi
+# Unmount before check_lib.sh's cleanup removes WORK.
+trap 'umount "$DISK" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+write_dataset "$WORK/data" 256 64
+CKPT=$DISK/ck
+# 8 steps per epoch; a checkpoint every 2 steps (about 37 KB each: the linear model).
+RUN=(--data-dir "$WORK/data" --epochs 1 --batch-size 32 --threads 1 --checkpoint-dir "$CKPT"
+  --checkpoint-every 2)
+
+# hashes [FILES...]: name and SHA-256 of the given files of the checkpoint folder (all of them,
+# hidden ones too, by default), to prove that nothing changed.
+hashes() {
+  local files=("$@")
+  ((${#files[@]})) || mapfile -t files < <(ls -A "$CKPT")
+  (cd "$CKPT" && sha256sum -- "${files[@]}")
+}
+
+# fill_disk FREE_BYTES: fills the tmpfs with a file, then gives back FREE_BYTES of it.
+fill_disk() {
+  dd if=/dev/zero of="$DISK/filler" bs=64k status=none 2>/dev/null || true
+  local size
+  size=$(stat -c %s "$DISK/filler")
+  truncate -s $((size - $1)) "$DISK/filler"
+}
+
+# expect_disk_full_failure WHAT: the run failed on the full disk, said so once, naming the folder,
+# and left no temporary file.
+expect_disk_full_failure() {
+  expect_exit 1 "$1"
+  expect_once err "No space left on device" "$1: the reason is given"
+  expect_once err "'$CKPT/" "$1: the checkpoint folder is named"
+  local leftovers
+  leftovers=$(find "$CKPT" -name '*.tmp.*')
+  if [[ -z $leftovers ]]; then pass "$1: no temporary file left"; else
+    fail "$1: temporary files left: $leftovers"
+  fi
+}
+
+run_mpi 1 "${RUN[@]}" --max-steps 4
+expect_exit 0 "first run, checkpoints at steps 2 and 4"
+before=$(hashes)
+checkpoint_bytes=$(stat -c %s "$CKPT/ckpt-step-000000004.mddp")
+
+# --- Full before the checkpoint file: its first write fails ---------------------------------------
+fill_disk 0
+run_mpi 1 "${RUN[@]}" --max-steps 8 --resume auto
+expect_disk_full_failure "disk full at the checkpoint"
+if [[ $(hashes) == "$before" ]]; then pass "disk full at the checkpoint: the folder is unchanged"
+else fail "disk full at the checkpoint: the checkpoint folder changed"; fi
+
+# --- Room for the checkpoint file (whole 4 KiB pages), none for its manifest ----------------------
+rm "$DISK/filler"
+fill_disk $(((checkpoint_bytes + 4095) / 4096 * 4096))
+run_mpi 1 "${RUN[@]}" --max-steps 8 --resume auto
+expect_disk_full_failure "disk full at the manifest"
+# Step 6's checkpoint file goes with the failed manifest (pruning goes by manifests and would
+# never remove it); steps 2 and 4 are untouched.
+if [[ $(hashes) == "$before" ]]
+then pass "disk full at the manifest: the folder is as before, step 6's file removed"
+else fail "disk full at the manifest: the folder changed: $(ls "$CKPT")"; fi
+
+# --- Space again: the run resumes from the newest intact checkpoint and finishes ---------------
+rm "$DISK/filler"
+run_mpi 1 "${RUN[@]}" --max-steps 8 --resume auto
+expect_exit 0 "resume once there is space"
+expect_once out "# resume: $CKPT/ckpt-step-000000004.mddp (step 4," \
+  "the resume starts from the last checkpoint written before the disk filled"
+if [[ -e $CKPT/ckpt-step-000000008.json ]]; then pass "the resumed run writes its checkpoints"
+else fail "no checkpoint at step 8 after the resume"; fi
+
+finish e2e_disk_full
