@@ -9,7 +9,8 @@ namespace mnist_ddp {
 
 /// Writes `contents` to a temporary file in the folder of `path`, flushes and fsyncs it,
 /// renames it over `path`, then fsyncs the folder so the rename itself survives a crash.
-/// The file gets mode 0666 less the umask (Note [File modes]). Throws Error naming the path and the failing system call.
+/// The file gets mode 0666 less the umask (Note [File modes]). Throws Error naming the path
+/// and the failing system call.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace mnist_ddp
