@@ -16,7 +16,7 @@ check_usage_error "--batch-size must be at least 1 (got -5)" --batch-size -5
 check_usage_error "--epochs must be at least 1 (got 0)" --epochs 0
 check_usage_error "--lr must be greater than 0 (got -0.1)" --lr -0.1
 check_usage_error "--lr must be greater than 0 (got 0)" --lr 0
-check_usage_error "--model must be one of linear, mlp, cnn (got resnet)" --model resnet
+check_usage_error "--model must be one of linear, mlp, cnn, fastcnn (got resnet)" --model resnet
 check_usage_error "--optimizer must be one of sgd, adam (got rmsprop)" --optimizer rmsprop
 check_usage_error "--momentum must be in [0, 1) (got 1)" --momentum 1
 check_usage_error "--test-batch-size must be at least 1 (got 0)" --test-batch-size 0
