@@ -4,6 +4,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
+#include "model/channels_last.hpp"
 #include "model/classifier.hpp"
 #include "model/dropout.hpp"
 #include "model/pooled_features.hpp"
@@ -30,14 +31,12 @@ class CnnNet final : public Classifier {
         conv2_(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3)))),
         fc1_(register_module("fc1", torch::nn::Linear(9216, 128))),
         fc2_(register_module("fc2", torch::nn::Linear(128, 10))) {
-    for (at::Tensor weight : {conv1_->weight, conv2_->weight}) {  // Note [Channels-last ...]
-      weight.set_data(weight.contiguous(at::MemoryFormat::ChannelsLast));
-    }
+    to_channels_last({conv1_->weight, conv2_->weight});  // Note [Channels-last convolutions]
   }
 
   at::Tensor forward(const at::Tensor& images) override {
     // Note [Channels-last convolutions]
-    const at::Tensor input = at::empty_like(images, at::MemoryFormat::ChannelsLast).copy_(images);
+    const at::Tensor input = channels_last_input(images);
     at::Tensor x = conv1_->forward(input).relu_();  // (B, 32, 26, 26)
     // ReLU is monotonic, so it commutes with max-pooling: pooling first gives the same values
     // and gradients with a ReLU over a 4x smaller tensor, which the fused kernel folds in.

@@ -6,6 +6,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
+#include "model/channels_last.hpp"
 #include "model/classifier.hpp"
 #include "model/pooled_features.hpp"
 
@@ -19,14 +20,12 @@ class FastCnnNet final : public Classifier {
         conv2_(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(24, 32, 3)))),
         fc1_(register_module("fc1", torch::nn::Linear(800, 256))),
         fc2_(register_module("fc2", torch::nn::Linear(256, 10))) {
-    for (at::Tensor weight : {conv1_->weight, conv2_->weight}) {  // Note [Channels-last ...]
-      weight.set_data(weight.contiguous(at::MemoryFormat::ChannelsLast));
-    }
+    to_channels_last({conv1_->weight, conv2_->weight});  // Note [Channels-last convolutions]
   }
 
   at::Tensor forward(const at::Tensor& images) override {
     // Note [Channels-last convolutions] in cnn_net.cpp.
-    const at::Tensor input = at::empty_like(images, at::MemoryFormat::ChannelsLast).copy_(images);
+    const at::Tensor input = channels_last_input(images);
     // Max-pool, then ReLU, as the recipe writes it.
     at::Tensor x = at::max_pool2d(conv1_->forward(input), 2).relu_();  // (B, 24, 12, 12)
     x = pooled_features(conv2_->forward(x));  // (B, 32, 10, 10) -> (B, 32 * 5 * 5)
