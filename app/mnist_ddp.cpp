@@ -23,6 +23,7 @@
 #include "distributed/device_plan.hpp"
 #include "distributed/make_communicator.hpp"
 #include "distributed/rank_placement.hpp"
+#include "distributed/same_on_every_rank.hpp"
 #include "distributed/world.hpp"
 #include "model/classifier.hpp"
 #include "model/model_export.hpp"
@@ -87,6 +88,16 @@ DataSets load_data(const distributed::World& world, const config::TrainConfig& c
     outputs = std::make_unique<report::RunOutputs>(config, plan, comm, log);
     faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
   });
+  // Shards and step counts follow from the sizes: ranks given other data would not meet.
+  distributed::run_agreed(world, [&] {
+    const std::string here = std::to_string(sets.train.size()) + " training and " +
+                             std::to_string(sets.test.size()) + " test images";
+    const std::string rank0 = distributed::text_of_rank0(world, here);
+    if (here != rank0) {
+      throw DataError(config.data_dir + " holds " + here + " on this rank but " + rank0 +
+                      " on rank 0: every rank must train on the same data set");
+    }
+  });
   sets.train = sets.train.to(plan.device);
   sets.test = sets.test.to(plan.device);
   return sets;
@@ -149,8 +160,9 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   torch::set_num_threads(threads);
   const Log log(world.rank(), config.log_all_ranks);
 
-  // Local checks first, agreed; then the communicator, whose set-up is collective and fails on
-  // every rank alike.
+  // The same options everywhere, then one plan from every rank's capability (Note [One plan for
+  // every rank]); then the communicator, whose set-up is collective and fails on every rank alike.
+  distributed::run_agreed(world, [&] { distributed::check_same_options(world, config); });
   distributed::DevicePlan plan;
   distributed::run_agreed(world, [&] { plan = distributed::plan_devices(config, world); });
   std::unique_ptr<distributed::Communicator> communicator;

@@ -45,6 +45,7 @@ std::vector<std::pair<std::string, std::string>> describe_config(const TrainConf
       {"grad-accum", text(c.grad_accum)},
       {"grad-dtype", c.grad_dtype},
       {"comm-timeout", text(c.comm_timeout) + " s"},
+      {"communicate-alone", text(c.communicate_alone)},
       {"threads", text(c.threads)},
       {"device", c.device},
       {"backend", c.backend},

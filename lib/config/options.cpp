@@ -118,7 +118,10 @@ po::options_description training_options(TrainConfig& config) {
       "fp32, bf16 or fp16: the type gradients travel in (averaged back in fp32)")(
       "comm-timeout", decimal(&config.comm_timeout, defaults.comm_timeout),
       "seconds a collective may wait for the other ranks before the job ends with exit 5, "
-      "naming the ranks that had not joined");
+      "naming the ranks that had not joined")(
+      "communicate-alone", flag(&config.communicate_alone, defaults.communicate_alone),
+      "a testing aid: a single rank still allreduces its gradient buckets and broadcasts its "
+      "parameters, as each of N ranks does (same results; exercises NCCL on one GPU)");
 
   po::options_description execution("Execution", kHelpWidth, kHelpDescriptionWidth);
   execution.add_options()(
@@ -362,6 +365,9 @@ void validate(const TrainConfig& c) {
           "auto or mpi with --mode dp (one process: its replicas reduce gradients by device "
           "copies, there is no communicator)",
           c.backend);
+  // In dp mode a bucket would start before the replicas' gradients are gathered into it.
+  require(c.mode != "dp" || !c.communicate_alone, "communicate-alone",
+          "off with --mode dp (one process: there is no communication to exercise)", "true");
   require(c.grad_accum >= 1, "grad-accum", "at least 1", c.grad_accum);
   require(c.grad_dtype == "fp32" || c.grad_dtype == "bf16" || c.grad_dtype == "fp16", "grad-dtype",
           "one of fp32, bf16, fp16", c.grad_dtype);

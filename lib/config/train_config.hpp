@@ -43,6 +43,9 @@ struct TrainConfig {
   // A collective that waits longer than this (seconds) ends the job with exit 5, naming the ranks
   // that had not joined: generous, as PyTorch's NCCL watchdog, so slow file systems never trip it.
   double comm_timeout = 300;
+  // Run every collective even at world size 1 (a testing aid: the communication path of a
+  // multi-rank run on one GPU, with the same results as a plain 1-rank run).
+  bool communicate_alone = false;
 
   // Execution
   int threads = 0;  // intra-op threads per rank; 0 means cores on the node / ranks on the node

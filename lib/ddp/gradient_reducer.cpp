@@ -1,5 +1,8 @@
-// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and asynchronous allreduce.
+// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and asynchronous allreduce in bucket
+// order.
 #include "ddp/gradient_reducer.hpp"
+
+#include <algorithm>
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>
@@ -10,8 +13,12 @@ namespace mnist_ddp::ddp {
 
 GradientReducer::GradientReducer(distributed::Communicator& comm,
                                  std::vector<at::Tensor> parameters, double bucket_mb,
-                                 at::ScalarType wire_dtype)
-    : comm_(comm), parameters_(std::move(parameters)), wire_dtype_(wire_dtype) {
+                                 at::ScalarType wire_dtype, bool communicate_alone)
+    : comm_(comm),
+      parameters_(std::move(parameters)),
+      wire_dtype_(wire_dtype),
+      communicate_alone_(communicate_alone),
+      got_gradient_(parameters_.size(), false) {
   const auto cap = static_cast<std::int64_t>(bucket_mb * 1024 * 1024);
   // Group in reverse registration order: the last layer's gradients are ready first.
   std::vector<std::vector<size_t>> groups;
@@ -53,9 +60,9 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
           torch::autograd::impl::grad_accumulator(parameters_[i]);
       const std::uintptr_t key =
           accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-              [this, b](const torch::autograd::variable_list& outputs,
-                        const torch::autograd::variable_list&) {
-                on_gradient_ready(b);
+              [this, b, i](const torch::autograd::variable_list& outputs,
+                           const torch::autograd::variable_list&) {
+                on_gradient_ready(b, i);
                 return outputs;
               }));
       hooks_.emplace_back(std::move(accumulator), key);
@@ -72,19 +79,48 @@ void GradientReducer::zero_grad() {
 }
 
 void GradientReducer::prepare_backward(bool communicate, bool stop_requested) {
-  communicate_ = communicate && comm_.size() > 1;
+  communicate_ = communicate && (comm_.size() > 1 || communicate_alone_);
   for (Bucket& bucket : buckets_) bucket.pending = bucket.parameters.size();
+  next_to_launch_ = 0;
   if (communicate_) timings_.clear();
   stop_flag_.fill_(stop_requested ? 1.0 : 0.0);
 }
 
-void GradientReducer::on_gradient_ready(size_t index) {
+// Note [Bucket launch order]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Ranks pair up collectives by the order in which they issue them: every rank must start the
+// same allreduces, with the same sizes, in the same order. Launching a bucket the moment its
+// last gradient arrives would follow the order in which autograd happens to complete buckets,
+// which agrees across ranks only while their graphs are identical. A rank whose forward skipped
+// a layer or took another branch would issue its buckets in another order, and NCCL would then
+// hang on mismatched sizes or, where the sizes match, silently sum one layer's gradients on one
+// rank with another layer's on the next. So, as in PyTorch's reducer, a bucket whose gradients
+// have all arrived is only marked ready, and buckets launch strictly by index: each once it and
+// every bucket before it are ready. Buckets hold the parameters in reverse registration order, the
+// order in which backward usually produces them, so this normally costs no overlap.
+//
+// A parameter that gets no gradient in the communicating backward (unused in this rank's
+// forward, or used only in earlier --grad-accum micro-batches) never counts its bucket down: that
+// bucket and every one after it launch in finish(), still in index order, so every rank issues
+// the same collectives and no rank waits for a bucket another rank dropped. Such a parameter's
+// gradient view holds zeros from zero_grad(), or what earlier micro-batches accumulated into it,
+// so it contributes a zero (or its accumulated) gradient to the average, as with PyTorch's
+// find_unused_parameters=True. last_unused_parameters() counts the parameters that got no
+// gradient in any backward of the step, for callers to report. An unused parameter costs
+// overlap only: the buckets from its own onwards wait for the end of backward.
+void GradientReducer::on_gradient_ready(size_t index, size_t parameter) {
+  got_gradient_[parameter] = true;
   if (!communicate_) return;
-  Bucket& bucket = buckets_[index];
-  if (--bucket.pending == 0) launch(bucket);
+  if (--buckets_[index].pending == 0) launch_ready_buckets();
   // MPI progresses non-blocking collectives only inside MPI calls: give the ones in flight a
   // turn while backward goes on.
   for (Bucket& other : buckets_) progress(other, /*block=*/false);
+}
+
+void GradientReducer::launch_ready_buckets() {
+  while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
+    launch(buckets_[next_to_launch_++]);
+  }
 }
 
 void GradientReducer::progress(Bucket& bucket, bool block) {
@@ -108,21 +144,27 @@ void GradientReducer::launch(Bucket& bucket) {
   if (wire_dtype_ == at::kFloat) {
     bucket.work = comm_.all_reduce_async(bucket.flat, distributed::ReduceOp::kAverage);
   } else {
+    // Note [Bucketed gradient reduction]: divided before the sum, in float32 and in place (finish()
+    // overwrites `flat` with the result anyway), then rounded once into the wire buffer. The stop
+    // flag becomes 1/size, so its sum is still > 0 if any rank asked to stop.
+    bucket.flat.div_(comm_.size());
     bucket.wire.copy_(bucket.flat);
     bucket.work = comm_.all_reduce_async(bucket.wire, distributed::ReduceOp::kSum);
   }
 }
 
 void GradientReducer::finish() {
-  if (!communicate_) return;
-  // Buckets holding a parameter that got no gradient in this backward never counted down.
-  for (Bucket& bucket : buckets_) {
-    if (bucket.pending > 0) launch(bucket);
+  if (communicate_) {
+    // Note [Bucket launch order]: the buckets held back by a parameter without a gradient.
+    while (next_to_launch_ < buckets_.size()) launch(buckets_[next_to_launch_++]);
+    for (Bucket& bucket : buckets_) {
+      progress(bucket, /*block=*/true);
+      if (bucket.wire.defined()) bucket.flat.copy_(bucket.wire);  // the average already
+    }
+    last_unused_ =
+        static_cast<std::size_t>(std::count(got_gradient_.begin(), got_gradient_.end(), false));
   }
-  for (Bucket& bucket : buckets_) {
-    progress(bucket, /*block=*/true);
-    if (wire_dtype_ != at::kFloat) bucket.flat.copy_(bucket.wire).div_(comm_.size());
-  }
+  std::fill(got_gradient_.begin(), got_gradient_.end(), false);
 }
 
 bool GradientReducer::any_rank_stopping() const {

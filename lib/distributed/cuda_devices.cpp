@@ -55,8 +55,7 @@ int device_for_local_rank(int local_rank, int device_count) {
   return local_rank % device_count;
 }
 
-CudaDevice select_device_for_local_rank(int local_rank) {
-  const int index = device_for_local_rank(local_rank, cuda_device_count());
+CudaDevice select_device(int index) {
   MDDP_CUDA_CHECK(cudaSetDevice(index));
   return cuda_device(index);
 }

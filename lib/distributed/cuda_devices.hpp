@@ -29,8 +29,7 @@ CudaDevice cuda_device(int index);
 /// devices would share one, which NCCL refuses; make_nccl_communicator says so.
 int device_for_local_rank(int local_rank, int device_count);
 
-/// Picks this rank's device (device_for_local_rank over the visible devices), makes it current
-/// for the calling thread (cudaSetDevice) and returns it.
-CudaDevice select_device_for_local_rank(int local_rank);
+/// Makes device `index` current for the calling thread (cudaSetDevice) and returns it.
+CudaDevice select_device(int index);
 
 }  // namespace mnist_ddp::distributed

@@ -1,95 +1,125 @@
-// lib/distributed/device_plan.cpp — device, backend and replicas from the options and the machine.
+// lib/distributed/device_plan.cpp — device, backend and replicas from the options and every rank's
+// capability.
 #include "distributed/device_plan.hpp"
 
-#include <ATen/Context.h>
-#include <torch/cuda.h>
-#include <torch/version.h>
+#include <mpi.h>
+
+#include <set>
 
 #include "common/error.hpp"
-#include "distributed/make_communicator.hpp"
-
-#if MNIST_DDP_HAVE_NCCL
-#include "distributed/cuda_devices.hpp"
-#endif
 
 namespace mnist_ddp::distributed {
 namespace {
 
-/// "cuda:1 (NVIDIA H100, 0000:18:00.0)" where the CUDA runtime is linked in, else "cuda:1".
-std::string describe_cuda_device(int index) {
-#if MNIST_DDP_HAVE_NCCL
-  return cuda_device(index).describe();
-#else
-  return "cuda:" + std::to_string(index);
-#endif
+/// "rank 3 (gpu07)", "ranks 4, 5, 6, 7 (gpu02)", "ranks 0, 1, ... and 12 more (a, b)".
+std::string name_ranks(const std::vector<int>& which, const std::vector<RankCapability>& ranks) {
+  constexpr size_t kListed = 8;
+  std::string text = which.size() == 1 ? "rank " : "ranks ";
+  std::set<std::string> hosts;
+  for (size_t i = 0; i < which.size(); ++i) {
+    hosts.insert(ranks[which[i]].host);
+    if (i < kListed) text += (i > 0 ? ", " : "") + std::to_string(which[i]);
+  }
+  if (which.size() > kListed) text += " and " + std::to_string(which.size() - kListed) + " more";
+  std::string host_list;
+  for (const std::string& host : hosts) host_list += (host_list.empty() ? "" : ", ") + host;
+  return text + " (" + host_list + ")";
+}
+
+/// Ranks whose capability lacks `what`.
+template <typename Lacks>
+std::vector<int> ranks_where(const std::vector<RankCapability>& ranks, Lacks lacks) {
+  std::vector<int> which;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (lacks(ranks[r])) which.push_back(static_cast<int>(r));
+  }
+  return which;
+}
+
+/// Why NCCL cannot carry this job's gradients, or "" when it can.
+std::string nccl_unavailable_reason(const std::vector<RankCapability>& ranks) {
+  const std::vector<int> without =
+      ranks_where(ranks, [](const RankCapability& r) { return !r.nccl_built; });
+  if (!without.empty()) {
+    return "the mnist_ddp of " + name_ranks(without, ranks) +
+           " has no NCCL backend (configure with the CUDA toolkit and NCCL, "
+           "-DMNIST_DDP_NCCL=ON)";
+  }
+  return shared_gpu_reason(ranks);
 }
 
 }  // namespace
 
-std::string cuda_unavailable_reason() {
-  if (!at::hasCUDA()) {
-    return "this LibTorch (" TORCH_VERSION
-           ") was built without CUDA; build mnist_ddp against a "
-           "CUDA LibTorch (tests/gpu/run.sh shows how)";
-  }
-  if (torch::cuda::device_count() > 0) return "";
-  std::string reason = "no CUDA device is visible to this process";
-#if MNIST_DDP_HAVE_NCCL
-  try {
-    cuda_device_count();  // throws with the CUDA runtime's own reason
-  } catch (const std::exception& e) {
-    reason += " (" + std::string(e.what()) + ")";
-  }
-#endif
-  return reason + "; check nvidia-smi and CUDA_VISIBLE_DEVICES";
-}
-
-DevicePlan plan_devices(const config::TrainConfig& config, const World& world) {
+DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<RankCapability>& ranks,
+                       int rank) {
   const bool dp = config.mode == "dp";
+  const int world_size = static_cast<int>(ranks.size());
+  DevicePlan plan;
+  plan.backend = "mpi";
+  plan.device_text = "cpu";
+  if (config.device == "cpu") return plan;
+
+  const std::vector<int> without_cuda =
+      ranks_where(ranks, [](const RankCapability& r) { return !r.cuda_missing.empty(); });
   const bool wants_cuda = config.device == "cuda" || config.backend == "nccl" || dp;
-  const std::string why_not = config.device == "cpu" ? "" : cuda_unavailable_reason();
-  if (wants_cuda && !why_not.empty()) {
-    const std::string what = dp                        ? "--mode dp drives GPUs and needs CUDA"
-                             : config.device == "cuda" ? "--device cuda"
-                                                       : "--backend nccl needs a CUDA device";
-    throw UsageError(
-        what + ": " + why_not +
-        (dp ? ". Without GPUs train data-parallel over MPI: mpirun -np N mnist_ddp" : ""));
+  if (!without_cuda.empty()) {
+    const std::string why = ranks[without_cuda.front()].cuda_missing;
+    if (wants_cuda) {
+      const std::string what = dp                        ? "--mode dp drives GPUs and needs CUDA"
+                               : config.device == "cuda" ? "--device cuda"
+                                                         : "--backend nccl needs a CUDA device";
+      throw UsageError(
+          what + ": " + (world_size > 1 ? name_ranks(without_cuda, ranks) + ": " : "") + why +
+          (dp ? ". Without GPUs train data-parallel over MPI: mpirun -np N mnist_ddp" : ""));
+    }
+    if (static_cast<int>(without_cuda.size()) < world_size) {
+      plan.note = "--device auto: the CPU on every rank, as " + name_ranks(without_cuda, ranks) +
+                  " cannot use CUDA (" + why + ")";
+    }
+    return plan;
   }
-  if (dp && world.size() > 1) {
+  if (dp && world_size > 1) {
     throw UsageError("--mode dp runs as one process that drives every visible GPU, but " +
-                     std::to_string(world.size()) +
+                     std::to_string(world_size) +
                      " ranks were started: run it without mpirun (or with -np 1), or use "
                      "--mode ddp for one rank per GPU");
   }
 
-  DevicePlan plan;
-  if (config.device == "cpu" || !why_not.empty()) {
-    plan.backend = "mpi";
-    plan.device_text = "cpu";
-    return plan;
+  const std::vector<int> serial_mpi = ranks_where(
+      ranks, [](const RankCapability& r) { return r.thread_level < MPI_THREAD_SERIALIZED; });
+  if (!serial_mpi.empty()) {
+    throw CommError(
+        "training on CUDA calls MPI from LibTorch's autograd thread, which needs "
+        "MPI_THREAD_SERIALIZED, but the MPI library of " +
+        name_ranks(serial_mpi, ranks) +
+        " provides less: use an MPI built with thread support, or --device cpu");
   }
-  const int visible = static_cast<int>(torch::cuda::device_count());
-  const int index = dp ? 0 : world.local_rank() % visible;
-  plan.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
-  plan.device_text = describe_cuda_device(index);
+
+  const RankCapability& mine = ranks[rank];
+  plan.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(mine.gpu));
+  plan.device_text = mine.gpu_text;
   if (dp) {
-    for (int d = 0; d < visible; ++d) {
+    for (int d = 0; d < mine.visible_gpus; ++d) {
       plan.replicas.emplace_back(c10::kCUDA, static_cast<c10::DeviceIndex>(d));
     }
-    plan.device_text += visible > 1 ? " + " + std::to_string(visible - 1) + " more GPU(s)" : "";
+    if (mine.visible_gpus > 1) {
+      plan.device_text += " + " + std::to_string(mine.visible_gpus - 1) + " more GPU(s)";
+    }
+    return plan;  // one process: nothing travels between ranks
   }
-  if (config.backend == "nccl" && !nccl_built_in()) {
-    throw UsageError(
-        "--backend nccl: this build has no NCCL backend (configure with the CUDA toolkit and "
-        "NCCL, -DMNIST_DDP_NCCL=ON)");
+  const std::string no_nccl = nccl_unavailable_reason(ranks);
+  if (config.backend == "nccl" && !no_nccl.empty()) throw UsageError("--backend nccl: " + no_nccl);
+  if (config.backend != "mpi" && no_nccl.empty()) {
+    plan.backend = "nccl";
+  } else if (config.backend == "auto" && ranks.front().nccl_built) {
+    plan.note = "--backend auto: MPI through host memory, as " + no_nccl;
   }
-  // NCCL needs a GPU of its own per rank: with more ranks on a node than GPUs, auto takes MPI
-  // (an explicit --backend nccl is refused on every rank when the communicator starts).
-  const bool nccl = config.backend == "nccl" ||
-                    (config.backend == "auto" && nccl_built_in() && world.local_size() <= visible);
-  plan.backend = nccl && !dp ? "nccl" : "mpi";
   return plan;
+}
+
+DevicePlan plan_devices(const config::TrainConfig& config, const World& world) {
+  const RankCapability mine = probe_capability(world, config.device != "cpu");
+  return decide_plan(config, gather_capabilities(world, mine), world.rank());
 }
 
 }  // namespace mnist_ddp::distributed

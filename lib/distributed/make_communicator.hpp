@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "distributed/communicator.hpp"
 #include "distributed/device_plan.hpp"
@@ -14,11 +15,13 @@ namespace mnist_ddp::distributed {
 /// Whether this build has the NCCL backend (cmake -DMNIST_DDP_NCCL=AUTO|ON found CUDA and NCCL).
 bool nccl_built_in();
 
-/// Collective over `world`: every rank selects its GPU (local rank modulo the visible devices)
-/// and joins one NCCL communicator; collectives that wait longer than `timeout_seconds` abort it
-/// and throw. Throws CommError on every rank when this build has no NCCL backend, when any rank
-/// has no CUDA device ("no CUDA device: ..."), or when NCCL cannot start.
-std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double timeout_seconds);
+/// Collective over `world`: every rank makes its GPU current (`device`, the plan's; without it
+/// local rank modulo the visible devices) and joins one NCCL communicator; collectives that wait
+/// longer than `timeout_seconds` abort it and throw. Throws CommError on every rank when this
+/// build has no NCCL backend, when any rank has no CUDA device ("no CUDA device: ..."), when two
+/// ranks of a node would share a GPU, or when NCCL cannot start.
+std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double timeout_seconds,
+                                                     std::optional<int> device = std::nullopt);
 
 /// Collective: the communicator for `plan` — NCCL on this rank's GPU, or MPI over `world` — taking
 /// tensors on any device (Note [Staged collectives]): under MPI a CUDA tensor travels through host

@@ -2,11 +2,11 @@
 #include "distributed/nccl_communicator.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -21,24 +21,16 @@
 namespace mnist_ddp::distributed {
 namespace {
 
-using Clock = PollClock;
-
 // How long the destructor lets ncclCommFinalize take when no (shorter) timeout was given.
 constexpr double kTeardownSeconds = 60;
 
-/// Polls a non-blocking communicator until its pending call settles or `limit_seconds` pass;
-/// returns the final state (ncclInProgress when the time ran out).
-ncclResult_t poll_until_settled(ncclComm_t comm, double limit_seconds) {
-  const Clock::time_point start = Clock::now();
-  for (;;) {
-    ncclResult_t state = ncclSuccess;
-    const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
-    if (result != ncclSuccess) return result;
-    if (state != ncclInProgress) return state;
-    const double waited = seconds_since(start);
-    if (waited > limit_seconds) return ncclInProgress;
-    pause_after(waited);
-  }
+/// One poll of a non-blocking communicator's pending call, for poll_until: true once the call
+/// has settled. Leaves the state in `state` (ncclInProgress while it runs).
+std::function<bool()> settled(ncclComm_t comm, std::mutex& nccl_mutex, ncclResult_t& state) {
+  return [comm, &nccl_mutex, &state] {
+    state = nccl_async_state(comm, nccl_mutex);
+    return state != ncclInProgress;
+  };
 }
 
 struct EventDestroyer {
@@ -147,16 +139,21 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout
     }
     throw_unless_all_succeeded(mpi_comm, local_error,
                                "NCCL set-up on device " + std::to_string(device_));
+    // Collective, as the broadcast is: every rank has agreed to get here.
+    PeerFailureWatch peers(mpi_comm);
     MDDP_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
 
     // Non-blocking initialisation, polled with the deadline: a rank that never joins cannot
-    // keep the others in ncclCommInitRank forever.
+    // keep the others in ncclCommInitRank forever. Watched too: a rank whose initialisation
+    // fails cannot keep them polling until then (Note [Set-up failure is agreed while polling]).
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    settle(ncclCommInitRankConfig(&comm_, size_, id, rank_, &config),
+    settle(locked([&] { return ncclCommInitRankConfig(&comm_, size_, id, rank_, &config); }),
            "ncclCommInitRankConfig (" + std::to_string(size_) + " ranks, device " +
-               std::to_string(device_) + ")");
-    watchdog_ = std::make_unique<NcclWatchdog>(comm_, rank_, device_, timeout_seconds_);
+               std::to_string(device_) + ")",
+           &peers);
+    watchdog_ =
+        std::make_unique<NcclWatchdog>(comm_, nccl_mutex_, rank_, device_, timeout_seconds_);
   } catch (...) {
     release(/*abort=*/true);
     throw;
@@ -166,22 +163,20 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout
 NcclCommunicator::~NcclCommunicator() { release(/*abort=*/std::uncaught_exceptions() > 0); }
 
 void NcclCommunicator::release(bool abort) noexcept {
-  watchdog_.reset();  // first: it queries the communicator
+  // First, with nccl_mutex_ free: the watchdog queries the communicator.
+  watchdog_.reset();
   if (comm_ != nullptr) {
     bool clean = !abort && !failed_;
     if (clean) {
       // Finalize flushes what is still queued; polled, so a lost peer costs at most the limit.
-      const ncclResult_t result = ncclCommFinalize(comm_);
-      clean =
-          result == ncclSuccess ||
-          (result == ncclInProgress &&
-           poll_until_settled(comm_, std::min(timeout_seconds_, kTeardownSeconds)) == ncclSuccess);
+      ncclResult_t state = locked([&] { return ncclCommFinalize(comm_); });
+      if (state == ncclInProgress) {
+        poll_until(settled(comm_, nccl_mutex_, state),
+                   std::min(timeout_seconds_, kTeardownSeconds));
+      }
+      clean = state == ncclSuccess;
     }
-    if (clean) {
-      ncclCommDestroy(comm_);
-    } else {
-      ncclCommAbort(comm_);
-    }
+    locked([&] { return clean ? ncclCommDestroy(comm_) : ncclCommAbort(comm_); });
     comm_ = nullptr;
   }
   // Failures cannot be reported from here; what is left goes with the process.
@@ -195,10 +190,16 @@ void NcclCommunicator::release(bool abort) noexcept {
 
 void NcclCommunicator::abort_comm() noexcept {
   failed_ = true;
-  watchdog_.reset();  // first: it queries the communicator
+  // First, with nccl_mutex_ free: the watchdog queries the communicator.
+  watchdog_.reset();
   if (comm_ == nullptr) return;
-  ncclCommAbort(comm_);
+  locked([&] { return ncclCommAbort(comm_); });
   comm_ = nullptr;
+}
+
+ncclResult_t NcclCommunicator::locked(const std::function<ncclResult_t()>& call) {
+  const std::lock_guard<std::mutex> lock(nccl_mutex_);
+  return call();
 }
 
 void NcclCommunicator::fail(const std::string& what, const std::string& reason) {
@@ -211,20 +212,42 @@ void NcclCommunicator::fail(const std::string& what, const std::string& reason) 
   throw CommError(message);
 }
 
-void NcclCommunicator::settle(ncclResult_t result, const std::string& what) {
-  if (result == ncclSuccess) return;
-  if (result != ncclInProgress) fail(what, nccl_error_text(result, comm_));
-  const ncclResult_t state = poll_until_settled(comm_, timeout_seconds_);
-  if (state == ncclSuccess) return;
+void NcclCommunicator::settle(ncclResult_t result, const std::string& what,
+                              PeerFailureWatch* peers) {
+  ncclResult_t state = result;
+  std::optional<PeerFailure> peer_failure;
   if (state == ncclInProgress) {
-    char reason[160];
-    std::snprintf(reason, sizeof reason,
+    const std::function<bool()> done = settled(comm_, nccl_mutex_, state);
+    if (peers == nullptr) {
+      poll_until(done, timeout_seconds_);
+    } else {
+      peer_failure = poll_until(done, timeout_seconds_, *peers).peer_failure;
+    }
+  }
+  if (state == ncclSuccess) return;
+  // Note [Set-up failure is agreed while polling]: a peer's failure that arrived first is the
+  // cause; this rank's own error is likely its echo.
+  if (peers != nullptr && !peer_failure) peer_failure = peers->check();
+  if (peer_failure) {
+    abort_comm();
+    throw CommError("NCCL set-up failed on rank " + std::to_string(peer_failure->rank) + ": " +
+                    peer_failure->reason + "; rank " + std::to_string(rank_) +
+                    " aborted its NCCL communicator");
+  }
+  std::string reason;
+  if (state == ncclInProgress) {
+    char text[160];
+    std::snprintf(text, sizeof text,
                   "still in progress after %.0f s (a rank stalled, died or never joined; raise "
                   "--comm-timeout if such waits are expected)",
                   timeout_seconds_);
-    fail(what, reason);
+    reason = text;
+  } else {
+    reason = nccl_error_text(state, comm_);
   }
-  fail(what, nccl_error_text(state, comm_));
+  // Before fail() aborts, which can take seconds.
+  if (peers != nullptr) peers->announce(what + ": " + reason);
+  fail(what, reason);
 }
 
 void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collective) const {
@@ -254,7 +277,7 @@ NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
   MDDP_CUDA_CHECK(cudaStreamWaitEvent(stream_, caller_ready_, 0));
   Started started;
   started.what = what + " (collective #" + std::to_string(++started_) + ")";
-  settle(call(), started.what);
+  settle(locked(call), started.what);
   Event done;
   {
     cudaEvent_t event = nullptr;
@@ -277,19 +300,14 @@ bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
     cudaGetLastError();
     fail(what, std::string("cudaEventQuery: ") + cudaGetErrorString(query));
   }
-  ncclResult_t state = ncclSuccess;
-  const ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
-  if (result != ncclSuccess) fail(what, "ncclCommGetAsyncError: " + nccl_error_text(result, comm_));
+  const ncclResult_t state = nccl_async_state(comm_, nccl_mutex_);
   if (state != ncclSuccess && state != ncclInProgress) fail(what, nccl_error_text(state, comm_));
   return false;
 }
 
 void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
-  const Clock::time_point start = Clock::now();
-  while (!test(done, what)) {
-    const double waited = seconds_since(start);
-    if (waited > timeout_seconds_) fail(what, nccl_stall_reason(waited));
-    pause_after(waited);
+  if (!poll_until([&] { return test(done, what); }, timeout_seconds_)) {
+    fail(what, nccl_stall_reason(timeout_seconds_));
   }
 }
 

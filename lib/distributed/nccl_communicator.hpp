@@ -10,10 +10,12 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "distributed/communicator.hpp"
 #include "distributed/nccl_watchdog.hpp"
+#include "distributed/peer_failure.hpp"
 
 namespace mnist_ddp::distributed {
 
@@ -26,13 +28,27 @@ namespace mnist_ddp::distributed {
 // default stream, which LibTorch uses unless a stream guard says otherwise. A caller that runs
 // its kernels on another stream must pass that stream.
 
+// Note [One thread in NCCL at a time]. NCCL lets one thread at a time call into a communicator,
+// but two reach ours: the thread that trains (the main thread, or LibTorch's autograd thread
+// that starts bucket allreduces during backward) and the watchdog (Note [NCCL watchdog]), which
+// asks for asynchronous errors and aborts. So, as PyTorch's ProcessGroupNCCL does, every NCCL call
+// on comm_ holds nccl_mutex_: the collectives, ncclCommGetAsyncError (nccl_async_state),
+// initialisation, finalize, destroy and abort. The communicator is non-blocking, so each call
+// returns quickly and holding the lock around it costs nothing. The lock is never held while
+// sleeping between polls, nor while the watchdog thread is joined (abort_comm and release stop
+// the watchdog first, with the lock free); the watchdog takes it inside its own queue's lock, and
+// nothing takes them the other way round. When the watchdog aborts, it keeps the lock until the
+// process ends, so no thread enters the aborted communicator. ncclGetLastError reads a
+// process-wide message, not the communicator, and takes no lock.
+
 /// Communicator over NCCL: one rank per GPU, every rank on the device it selected beforehand.
 class NcclCommunicator final : public Communicator {
  public:
   /// Collective over `mpi_comm`: rank 0 creates the NCCL unique id, MPI_Bcast hands it over and
   /// every rank joins on CUDA device `device` (made current here). Initialisation, and any
   /// collective waited for, that take longer than `timeout_seconds` abort the NCCL communicator
-  /// and throw CommError, as does an asynchronous NCCL error.
+  /// and throw CommError, as does an asynchronous NCCL error. Initialisation that fails on one
+  /// rank ends it on every rank within moments (Note [Set-up failure is agreed while polling]).
   NcclCommunicator(MPI_Comm mpi_comm, int device,
                    double timeout_seconds = std::numeric_limits<double>::infinity(),
                    cudaStream_t caller_stream = nullptr);
@@ -86,8 +102,13 @@ class NcclCommunicator final : public Communicator {
   /// Throws CommError unless `tensor` is a contiguous CUDA tensor on this rank's device.
   void check_tensor(const at::Tensor& tensor, const char* collective) const;
   /// Settles the result of an NCCL call on the non-blocking communicator: polls while it is
-  /// ncclInProgress; aborts and throws on an error.
-  void settle(ncclResult_t result, const std::string& what);
+  /// ncclInProgress; aborts and throws on an error. With `peers` (during set-up), announces this
+  /// rank's failure to them, and gives up on a failure they announce (Note [Set-up failure is
+  /// agreed while polling]).
+  void settle(ncclResult_t result, const std::string& what, PeerFailureWatch* peers = nullptr);
+  /// Makes `call`, one NCCL call on comm_, holding nccl_mutex_ (Note [One thread in NCCL at a
+  /// time]); returns its result.
+  ncclResult_t locked(const std::function<ncclResult_t()>& call);
   /// Aborts the communicator (once) and throws CommError "<what> on rank R: <reason>".
   [[noreturn]] void fail(const std::string& what, const std::string& reason);
   void abort_comm() noexcept;
@@ -103,6 +124,7 @@ class NcclCommunicator final : public Communicator {
   cudaStream_t caller_stream_ = nullptr;
   cudaEvent_t caller_ready_ = nullptr;      // re-recorded on the caller's stream per collective
   void* barrier_buffer_ = nullptr;          // one float on the device, for barrier()
+  std::mutex nccl_mutex_;                   // Note [One thread in NCCL at a time]
   std::unique_ptr<NcclWatchdog> watchdog_;  // from the end of initialisation until release
   int device_ = 0;
   int rank_ = 0;

@@ -25,10 +25,21 @@ std::string nccl_stall_reason(double waited_seconds) {
   return reason;
 }
 
-NcclWatchdog::NcclWatchdog(ncclComm_t comm, int rank, int device, double timeout_seconds)
-    : comm_(comm), rank_(rank), device_(device), timeout_seconds_(timeout_seconds), thread_([this] {
-        run();
-      }) {}
+ncclResult_t nccl_async_state(ncclComm_t comm, std::mutex& nccl_mutex) {
+  ncclResult_t state = ncclSuccess;
+  const std::lock_guard<std::mutex> lock(nccl_mutex);
+  const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
+  return result != ncclSuccess ? result : state;
+}
+
+NcclWatchdog::NcclWatchdog(ncclComm_t comm, std::mutex& nccl_mutex, int rank, int device,
+                           double timeout_seconds)
+    : comm_(comm),
+      nccl_mutex_(nccl_mutex),
+      rank_(rank),
+      device_(device),
+      timeout_seconds_(timeout_seconds),
+      thread_([this] { run(); }) {}
 
 NcclWatchdog::~NcclWatchdog() {
   {
@@ -64,9 +75,7 @@ void NcclWatchdog::run() noexcept {
       if (waited > timeout_seconds_) give_up(oldest.what, nccl_stall_reason(waited));
       break;
     }
-    ncclResult_t state = ncclSuccess;
-    const ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
-    if (result != ncclSuccess) give_up("collective", nccl_error_text(result, comm_));
+    const ncclResult_t state = nccl_async_state(comm_, nccl_mutex_);
     if (state != ncclSuccess && state != ncclInProgress) {
       give_up(watched_.empty() ? "collective" : watched_.front().what,
               nccl_error_text(state, comm_));
@@ -80,6 +89,9 @@ void NcclWatchdog::give_up(const std::string& what, const std::string& reason) n
                "communicator was aborted\n",
                rank_, what.c_str(), rank_, device_, reason.c_str());
   std::fflush(stderr);
+  // Never released: the process ends holding it, so no other thread enters the aborted
+  // communicator (Note [One thread in NCCL at a time]).
+  nccl_mutex_.lock();
   ncclCommAbort(comm_);
   std::_Exit(static_cast<int>(ExitCode::kComm));
 }

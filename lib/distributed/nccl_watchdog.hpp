@@ -1,6 +1,7 @@
 // lib/distributed/nccl_watchdog.hpp — provides: NcclWatchdog, the thread that ends the process when
-// an NCCL collective the host no longer waits for runs past the timeout or fails (only built with
-// the NCCL backend).
+// an NCCL collective the host no longer waits for runs past the timeout or fails, and
+// nccl_async_state, the locked query of NCCL's asynchronous error (only built with the NCCL
+// backend).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,9 +27,16 @@ namespace mnist_ddp::distributed {
 /// Why a collective that `waited_seconds` past its deadline is given up: for every NCCL wait.
 std::string nccl_stall_reason(double waited_seconds);
 
+/// ncclCommGetAsyncError holding `nccl_mutex` (Note [One thread in NCCL at a time]): the state of
+/// `comm`'s work (ncclInProgress while a non-blocking call runs), or the query's own error.
+ncclResult_t nccl_async_state(ncclComm_t comm, std::mutex& nccl_mutex);
+
 class NcclWatchdog {
  public:
-  NcclWatchdog(ncclComm_t comm, int rank, int device, double timeout_seconds);
+  /// Watches `comm`, calling NCCL only while holding `nccl_mutex` (Note [One thread in NCCL at a
+  /// time]), which must outlive the watchdog.
+  NcclWatchdog(ncclComm_t comm, std::mutex& nccl_mutex, int rank, int device,
+               double timeout_seconds);
   /// Stops the thread; collectives still watched are no longer checked.
   ~NcclWatchdog();
   NcclWatchdog(const NcclWatchdog&) = delete;
@@ -44,14 +52,16 @@ class NcclWatchdog {
     PollClock::time_point since;
   };
   void run() noexcept;
-  /// Prints the failure, aborts the communicator and ends the process (exit code 5).
+  /// Prints the failure, aborts the communicator and ends the process (exit code 5), holding
+  /// nccl_mutex_ to the end.
   [[noreturn]] void give_up(const std::string& what, const std::string& reason) noexcept;
 
   ncclComm_t comm_;
+  std::mutex& nccl_mutex_;  // the communicator's: taken for every NCCL call
   int rank_;
   int device_;
   double timeout_seconds_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // guards the fields below; taken before nccl_mutex_, never after it
   std::condition_variable wake_;
   std::deque<Watched> watched_;  // in the order they were started, so the oldest is first
   bool stopping_ = false;

@@ -1,4 +1,4 @@
-// lib/distributed/poll_wait.cpp — the back-off of polling waits.
+// lib/distributed/poll_wait.cpp — the back-off of polling waits, and the polling loop.
 #include "distributed/poll_wait.hpp"
 
 #include <sched.h>
@@ -18,6 +18,16 @@ void pause_after(double waited_seconds) {
     return;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+bool poll_until(const std::function<bool()>& done_yet, double timeout_seconds) {
+  const PollClock::time_point start = PollClock::now();
+  while (!done_yet()) {
+    const double waited = seconds_since(start);
+    if (waited > timeout_seconds) return false;
+    pause_after(waited);
+  }
+  return true;
 }
 
 }  // namespace mnist_ddp::distributed

@@ -1,8 +1,9 @@
 // lib/distributed/poll_wait.hpp — provides: what every polling wait for communication shares: the
-// seconds since a start, and the pause between polls.
+// seconds since a start, the pause between polls, and poll_until, the loop made of them.
 #pragma once
 
 #include <chrono>
+#include <functional>
 
 namespace mnist_ddp::distributed {
 
@@ -14,5 +15,9 @@ double seconds_since(PollClock::time_point start);
 /// Between polls: spin first (a step's allreduce is done within microseconds), then yield the
 /// core (ranks may outnumber cores), then sleep (a long wait should cost nothing).
 void pause_after(double waited_seconds);
+
+/// Calls `done_yet` until it returns true (then returns true) or more than `timeout_seconds` have
+/// passed (then returns false), pausing between calls as pause_after says.
+bool poll_until(const std::function<bool()>& done_yet, double timeout_seconds);
 
 }  // namespace mnist_ddp::distributed

@@ -14,8 +14,8 @@ World::World(int* argc, char*** argv) {
   // One thread at a time calls MPI, but not always the main one: on CUDA the gradient hooks that
   // start bucket allreduces run on LibTorch's autograd device thread while the main thread waits
   // in backward().
-  int provided = 0;
-  MDDP_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
+  // An MPI that provides less is refused only where that matters: on CUDA (plan_devices).
+  MDDP_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &thread_level_));
   // Errors come back as return codes, so they become exceptions with a message instead of
   // Open MPI's default of killing the job without saying where.
   MDDP_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -27,6 +27,8 @@ World::World(int* argc, char*** argv) {
       MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
   MDDP_MPI_CHECK(MPI_Comm_rank(node, &local_rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(node, &local_size_));
+  node_id_ = rank_;
+  MDDP_MPI_CHECK(MPI_Bcast(&node_id_, 1, MPI_INT, 0, node));
   MDDP_MPI_CHECK(MPI_Comm_free(&node));
 
   // Each node has exactly one local rank 0.

@@ -1,5 +1,6 @@
 // lib/distributed/world.hpp — provides: World (RAII MPI start-up and teardown, world rank and size,
-// local rank and count on this node, number of nodes, host name) and abort().
+// local rank and count on this node, the node's identity and count, host name, the MPI thread
+// level) and abort().
 #pragma once
 
 #include <string>
@@ -21,6 +22,11 @@ class World {
   int local_rank() const { return local_rank_; }  ///< rank among the ranks on this node
   int local_size() const { return local_size_; }  ///< ranks on this node
   int node_count() const { return node_count_; }  ///< nodes the job spans
+  /// This node's identity: the world rank of its local rank 0. Unlike the host name it differs
+  /// between nodes even where containers give every node the same name.
+  int node_id() const { return node_id_; }
+  /// The MPI thread level MPI_Init_thread provided (MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE).
+  int thread_level() const { return thread_level_; }
   const std::string& host() const { return host_; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
@@ -37,6 +43,8 @@ class World {
   int local_rank_ = 0;
   int local_size_ = 1;
   int node_count_ = 1;
+  int node_id_ = 0;
+  int thread_level_ = 0;
   std::string host_;
 };
 

@@ -31,6 +31,7 @@ void print_execution(const Log& log, const distributed::DevicePlan& plan,
   }
   log.line("# execution: --mode %s on %s, precision %s, gradient transport %s", c.mode.c_str(),
            plan.on_cuda() ? "cuda" : "cpu", c.precision.c_str(), transport.c_str());
+  if (!plan.note.empty()) log.line("# note: %s", plan.note.c_str());
 }
 
 void print_layout(const Log& log, const std::vector<distributed::RankPlacement>& layout,

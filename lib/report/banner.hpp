@@ -17,7 +17,8 @@ namespace mnist_ddp::report {
 /// Versions, then every setting of `config`, one per line.
 void print_banner(const Log& log, const config::TrainConfig& config);
 
-/// Mode, device type, precision and how gradients travel.
+/// Mode, device type, precision and how gradients travel, and the plan's note (a fallback forced
+/// by some ranks) if any.
 void print_execution(const Log& log, const distributed::DevicePlan& plan,
                      const config::TrainConfig& config);
 

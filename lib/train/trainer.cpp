@@ -67,13 +67,14 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
       schedule_(config.lr_schedule, config.lr, config.warmup_steps, total_steps()),
-      reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype)),
+      reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype),
+               config.communicate_alone),
       epoch_tally_(device_),
       window_tally_(device_) {
   if (config.mode == "dp") {
     replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
   }
-  ddp::broadcast_parameters(comm_, model_);
+  ddp::broadcast_parameters(comm_, model_, config.communicate_alone);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
 }
 
@@ -209,7 +210,7 @@ Trainer::StepResult Trainer::train_step(const at::Tensor& shard, std::int64_t& f
 
 void Trainer::report_step(const StepResult& step, std::int64_t samples_left,
                           const TrainerHooks& hooks) {
-  if (hooks.on_span && comm_.size() > 1) {
+  if (hooks.on_span && (comm_.size() > 1 || config_.communicate_alone)) {
     for (const ddp::GradientReducer::CollectiveTiming& t : reducer_.last_collectives())
       hooks.on_span(Span{"allreduce", t.launched, t.done, progress_.step, t.bytes});
   }

@@ -54,6 +54,18 @@ expect_once err "--epochs must be at least 1 (got 0)" "MNIST_DDP_EPOCHS=0"
 check_usage_error "--metrics-file '$WORK/no/such/dir/m.jsonl': folder '$WORK/no/such/dir' does not exist" \
   --data-dir "$FASHION_DIR" --metrics-file "$WORK/no/such/dir/m.jsonl"
 
+# Ranks given different options (here the command line; as often a variable or a --config file
+# that one node sees): refused before the first collective they would shape, by the rank that
+# differs.
+STATUS=0
+timeout 300 mpirun --oversubscribe -np 1 "$MNIST_DDP_BIN" --data-dir "$FASHION_DIR" : \
+  -np 1 "$MNIST_DDP_BIN" --data-dir "$FASHION_DIR" --batch-size 32 >"$WORK/out" 2>"$WORK/err" \
+  || STATUS=$?
+expect_exit 2 "--batch-size 32 on rank 1 only"
+expect_once err "[rank 1@" "the differing rank names itself"
+expect_once err "--batch-size is 32 per rank on this rank but 64 per rank on rank 0" \
+  "--batch-size 32 on rank 1 only"
+
 run_mpi 2 --help
 expect_exit 0 "--help"
 expect_once out "Usage: mpirun -np N mnist_ddp [options]" "--help printed by rank 0 only"

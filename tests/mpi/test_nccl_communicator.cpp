@@ -64,7 +64,7 @@ TEST_CASE("NCCL collectives where every rank has a GPU of its own") {
     // More ranks than GPUs: refused on every rank, with the reason.
     const std::string message = e.what();
     CAPTURE(message);
-    CHECK(message.find("NCCL needs a device of its own for each rank") != std::string::npos);
+    CHECK(message.find("NCCL needs a GPU of its own for each rank") != std::string::npos);
     MESSAGE("fewer GPUs than ranks on this node; collectives skipped");
     return;
   }

@@ -9,7 +9,7 @@
 
 #include <ATen/ATen.h>
 
-#include "distributed/device_plan.hpp"
+#include "distributed/rank_capability.hpp"
 #include "distributed/make_communicator.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "distributed/staging_communicator.hpp"

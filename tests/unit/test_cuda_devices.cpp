@@ -36,8 +36,7 @@ TEST_CASE("cuda device count answers at once: a count, or the clear no-device er
   CHECK((code == ExitCode::kComm));
   // A second call gives the same answer: the first error left nothing sticky behind.
   CHECK_THROWS_WITH_AS(cuda_device_count(), doctest::Contains("no CUDA device"), CommError);
-  CHECK_THROWS_WITH_AS(select_device_for_local_rank(0), doctest::Contains("no CUDA device"),
-                       CommError);
+  CHECK_THROWS_WITH_AS(select_device(0), doctest::Contains("cudaSetDevice"), CommError);
 }
 
 TEST_CASE("a CUDA device, where there is one, has a name and a PCI bus id") {

@@ -1,0 +1,136 @@
+// lib/distributed/rank_capability.cpp — probing CUDA and NCCL on one rank; one MPI_Allgather of
+// fixed-size records.
+#include "distributed/rank_capability.hpp"
+
+#include <ATen/Context.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#include <array>
+#include <cstring>
+#include <exception>
+
+#include "distributed/make_communicator.hpp"
+#include "distributed/mpi_check.hpp"
+
+#if MNIST_DDP_HAVE_NCCL
+#include "distributed/cuda_devices.hpp"
+#endif
+
+namespace mnist_ddp::distributed {
+
+std::string cuda_unavailable_reason() {
+  if (!at::hasCUDA()) {
+    return "this LibTorch (" TORCH_VERSION
+           ") was built without CUDA; build mnist_ddp against a CUDA LibTorch (tests/gpu/run.sh "
+           "shows how)";
+  }
+  if (torch::cuda::device_count() > 0) return "";
+  std::string reason = "no CUDA device is visible to this process";
+#if MNIST_DDP_HAVE_NCCL
+  try {
+    cuda_device_count();  // throws with the CUDA runtime's own reason
+  } catch (const std::exception& e) {
+    reason += " (" + std::string(e.what()) + ")";
+  }
+#endif
+  return reason + "; check nvidia-smi and CUDA_VISIBLE_DEVICES";
+}
+
+namespace {
+
+using Text = std::array<char, 200>;
+
+/// Fixed-size and trivially copyable, so it travels as bytes.
+struct Record {
+  int node = 0;
+  int local_rank = 0;
+  int visible_gpus = 0;
+  int gpu = -1;
+  int nccl_built = 0;
+  int thread_level = 0;
+  Text host{};
+  Text cuda_missing{};
+  Text gpu_text{};
+  Text gpu_bus_id{};
+};
+
+void put(Text& into, const std::string& text) {
+  std::strncpy(into.data(), text.c_str(), into.size() - 1);
+}
+
+}  // namespace
+
+RankCapability probe_capability(const World& world, bool probe_cuda) {
+  RankCapability mine;
+  mine.node = world.node_id();
+  mine.local_rank = world.local_rank();
+  mine.host = world.host();
+  mine.nccl_built = nccl_built_in();
+  mine.thread_level = world.thread_level();
+  if (!probe_cuda) {
+    mine.cuda_missing = "--device cpu";
+    return mine;
+  }
+  mine.cuda_missing = cuda_unavailable_reason();
+  if (!mine.cuda_missing.empty()) return mine;
+  // One count decides both the training device and the NCCL device (the plan hands it on).
+  mine.visible_gpus = static_cast<int>(torch::cuda::device_count());
+  mine.gpu = mine.local_rank % mine.visible_gpus;
+  mine.gpu_text = "cuda:" + std::to_string(mine.gpu);
+#if MNIST_DDP_HAVE_NCCL
+  try {
+    const CudaDevice device = cuda_device(mine.gpu);
+    mine.gpu_text = device.describe();
+    mine.gpu_bus_id = device.pci_bus_id;
+  } catch (const std::exception& e) {
+    mine.cuda_missing = e.what();
+  }
+#endif
+  return mine;
+}
+
+std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine) {
+  Record record;
+  record.node = mine.node;
+  record.local_rank = mine.local_rank;
+  record.visible_gpus = mine.visible_gpus;
+  record.gpu = mine.gpu;
+  record.nccl_built = mine.nccl_built ? 1 : 0;
+  record.thread_level = mine.thread_level;
+  put(record.host, mine.host);
+  put(record.cuda_missing, mine.cuda_missing);
+  put(record.gpu_text, mine.gpu_text);
+  put(record.gpu_bus_id, mine.gpu_bus_id);
+
+  std::vector<Record> records(world.size());
+  MDDP_MPI_CHECK(MPI_Allgather(&record, sizeof record, MPI_BYTE, records.data(), sizeof record,
+                               MPI_BYTE, world.comm()));
+  std::vector<RankCapability> all;
+  for (const Record& r : records) {
+    all.push_back({r.node, r.local_rank, r.host.data(), r.cuda_missing.data(), r.visible_gpus,
+                   r.gpu, r.gpu_text.data(), r.gpu_bus_id.data(), r.nccl_built != 0,
+                   r.thread_level});
+  }
+  return all;
+}
+
+std::string shared_gpu_reason(const std::vector<RankCapability>& ranks) {
+  const auto same_gpu = [](const RankCapability& a, const RankCapability& b) {
+    if (a.gpu < 0 || b.gpu < 0 || a.node != b.node) return false;
+    return a.gpu_bus_id.empty() || b.gpu_bus_id.empty() ? a.gpu == b.gpu
+                                                        : a.gpu_bus_id == b.gpu_bus_id;
+  };
+  for (size_t a = 0; a < ranks.size(); ++a) {
+    for (size_t b = a + 1; b < ranks.size(); ++b) {
+      if (!same_gpu(ranks[a], ranks[b])) continue;
+      return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " would share " +
+             ranks[a].gpu_text + " on " + ranks[a].host +
+             ": NCCL needs a GPU of its own for each rank (start no more ranks per node than it "
+             "has GPUs)";
+    }
+  }
+  return "";
+}
+
+}  // namespace mnist_ddp::distributed

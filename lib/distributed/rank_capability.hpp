@@ -1,0 +1,43 @@
+// lib/distributed/rank_capability.hpp — provides: RankCapability (what one rank can do: CUDA, its
+// GPU, NCCL, the MPI thread level, its node), probe_capability and gather_capabilities, the
+// inputs of the one device plan every rank agrees on (Note [One plan for every rank]).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "distributed/world.hpp"
+
+namespace mnist_ddp::distributed {
+
+struct RankCapability {
+  int node = 0;  // World::node_id(): ranks of one node share it
+  int local_rank = 0;
+  std::string host;
+  std::string cuda_missing;  // why this rank cannot use CUDA; "" when it can
+  int visible_gpus = 0;
+  int gpu = -1;             // the GPU it would train on: local rank % visible GPUs; -1 on the CPU
+  std::string gpu_text;     // "cuda:1 (NVIDIA H100, 0000:18:00.0)"
+  std::string gpu_bus_id;   // "0000:18:00.0", or "" where the CUDA runtime is not linked in
+  bool nccl_built = false;  // this rank's binary has the NCCL backend
+  int thread_level = 0;     // what MPI_Init_thread provided
+};
+
+/// Why this process cannot use CUDA ("this LibTorch 1.13.1 was built without CUDA", "no CUDA
+/// device is visible ..."), or "" when it can.
+std::string cuda_unavailable_reason();
+
+/// This rank's capability. `probe_cuda`: false for --device cpu, which must not touch CUDA (a
+/// broken driver can hang or abort there). Never throws for what the machine lacks: that is
+/// recorded in cuda_missing.
+RankCapability probe_capability(const World& world, bool probe_cuda);
+
+/// Collective: every rank's capability, in rank order.
+std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine);
+
+/// "ranks 0 and 2 would share cuda:0 (...) on gpu07: NCCL needs a GPU of its own for each rank
+/// ...", naming the first two ranks that would train on the same GPU of the same node (told by
+/// PCI bus id, else by device index), or "" when no two do.
+std::string shared_gpu_reason(const std::vector<RankCapability>& ranks);
+
+}  // namespace mnist_ddp::distributed

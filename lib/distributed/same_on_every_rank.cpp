@@ -1,0 +1,50 @@
+// lib/distributed/same_on_every_rank.cpp — two MPI_Bcasts from rank 0 and a comparison.
+#include "distributed/same_on_every_rank.hpp"
+
+#include <cstdint>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "config/describe_config.hpp"
+#include "distributed/mpi_check.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+// The option that may differ between ranks (see check_same_options).
+constexpr const char* kPerRankOption = "data-dir";
+
+}  // namespace
+
+std::string text_of_rank0(const World& world, const std::string& text) {
+  std::uint64_t size = text.size();
+  MDDP_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, world.comm()));
+  std::string rank0 = world.rank() == 0 ? text : std::string(size, '\0');
+  MDDP_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(size), MPI_CHAR, 0, world.comm()));
+  return rank0;
+}
+
+void check_same_options(const World& world, const config::TrainConfig& config) {
+  std::string mine;
+  for (const auto& [name, value] : config::describe_config(config)) {
+    if (name != kPerRankOption) mine += name + '\n' + value + '\n';
+  }
+  const std::string rank0 = text_of_rank0(world, mine);
+  if (rank0 == mine) return;
+  // Both lists come from the same describe_config: the same names in the same order.
+  std::istringstream here(mine);
+  std::istringstream there(rank0);
+  std::string name, value, name0, value0;
+  while (std::getline(here, name) && std::getline(here, value) && std::getline(there, name0) &&
+         std::getline(there, value0)) {
+    if (name == name0 && value == value0) continue;
+    throw UsageError("--" + name + " is " + value + " on this rank but " + value0 +
+                     " on rank 0: every rank must run with the same options (check the "
+                     "MNIST_DDP_* variables and --config files each rank sees)");
+  }
+  throw UsageError(
+      "the options of this rank differ from rank 0's: is the same mnist_ddp running on every "
+      "rank?");
+}
+
+}  // namespace mnist_ddp::distributed

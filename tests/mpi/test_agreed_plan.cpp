@@ -1,0 +1,83 @@
+// tests/mpi/test_agreed_plan.cpp — what the ranks agree on before the first collective that
+// depends on it: every rank's capability gathered in rank order, the plan that follows on every
+// rank, and options that differ between ranks refused by the ranks that differ.
+#include <doctest/doctest.h>
+
+#include <mpi.h>
+
+#include <string>
+
+#include "common/error.hpp"
+#include "distributed/device_plan.hpp"
+#include "distributed/same_on_every_rank.hpp"
+#include "support/mpi_test_world.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+TEST_CASE("World: one node, identified by its first rank; the thread level the CUDA path needs") {
+  const World& world = testing::test_world();
+  CHECK(world.node_id() == 0);  // every rank of these tests runs on one machine
+  CHECK(world.thread_level() >= MPI_THREAD_SERIALIZED);
+}
+
+TEST_CASE("gather_capabilities returns every rank's record in rank order") {
+  const World& world = testing::test_world();
+  RankCapability mine = probe_capability(world, /*probe_cuda=*/false);
+  CHECK(mine.cuda_missing == "--device cpu");
+  mine.gpu = world.rank();
+  mine.gpu_text = std::string(150, 'a' + static_cast<char>(world.rank()));  // long texts travel
+  const std::vector<RankCapability> all = gather_capabilities(world, mine);
+  REQUIRE(all.size() == static_cast<size_t>(world.size()));
+  for (int rank = 0; rank < world.size(); ++rank) {
+    CAPTURE(rank);
+    CHECK(all[rank].local_rank == rank);
+    CHECK(all[rank].gpu == rank);
+    CHECK(all[rank].gpu_text == std::string(150, 'a' + static_cast<char>(rank)));
+    CHECK(all[rank].host == world.host());
+    CHECK(all[rank].node == 0);
+    CHECK(all[rank].cuda_missing == "--device cpu");
+  }
+}
+
+TEST_CASE("plan_devices: the CPU and MPI on every rank here, with no note") {
+  const World& world = testing::test_world();
+  config::TrainConfig config;
+  const DevicePlan plan = plan_devices(config, world);
+  if (plan.on_cuda()) {
+    MESSAGE("a GPU is present: the CPU plan cannot be checked here; skipped");
+    return;
+  }
+  CHECK(plan.backend == "mpi");
+  CHECK(plan.device_text == "cpu");
+  CHECK(plan.note.empty());
+  config.device = "cuda";
+  CHECK_THROWS_WITH_AS(plan_devices(config, world), doctest::Contains("--device cuda: "),
+                       UsageError);
+}
+
+TEST_CASE("text_of_rank0 hands rank 0's text to every rank") {
+  const World& world = testing::test_world();
+  const std::string mine = "rank " + std::to_string(world.rank()) + std::string(world.rank(), '!');
+  CHECK(text_of_rank0(world, mine) == "rank 0");
+}
+
+TEST_CASE("check_same_options: the last rank's other batch size is refused there, by name") {
+  const World& world = testing::test_world();
+  config::TrainConfig config;
+  config.data_dir = "/node-local/" + std::to_string(world.rank());  // may differ
+  CHECK_NOTHROW(check_same_options(world, config));
+  if (world.rank() == world.size() - 1 && world.size() > 1) config.batch_size = 32;
+  if (world.rank() == world.size() - 1 && world.size() > 1) {
+    CHECK_THROWS_WITH_AS(check_same_options(world, config),
+                         "--batch-size is 32 per rank on this rank but 64 per rank on rank 0: "
+                         "every rank must run with the same options (check the MNIST_DDP_* "
+                         "variables and --config files each rank sees)",
+                         UsageError);
+  } else {
+    CHECK_NOTHROW(check_same_options(world, config));
+  }
+}
+
+}  // namespace
+}  // namespace mnist_ddp::distributed
