@@ -9,9 +9,9 @@
 
 #include <ATen/ATen.h>
 
-#include "distributed/rank_capability.hpp"
 #include "distributed/make_communicator.hpp"
 #include "distributed/mpi_communicator.hpp"
+#include "distributed/rank_capability.hpp"
 #include "distributed/staging_communicator.hpp"
 #include "support/mpi_test_world.hpp"
 
