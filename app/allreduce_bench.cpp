@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   distributed::World world(&argc, &argv);
   try {
     config::BenchConfig config;
-    distributed::run_agreed(world, [&] { config = config::parse_bench_command(argc, argv); });
+    distributed::run_agreed(world, "parsing the options",
+                            [&] { config = config::parse_bench_command(argc, argv); });
     if (config.help) {
       if (world.rank() == 0) std::printf("%s", config::bench_help_text().c_str());
       return 0;

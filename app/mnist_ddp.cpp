@@ -50,7 +50,7 @@ int evaluate_checkpoint(const distributed::World& world, const config::TrainConf
                         const Log& log, const std::optional<checkpoint::CheckpointContents>& saved,
                         model::Classifier& model, const data::Dataset& test_set,
                         distributed::Communicator& comm) {
-  distributed::run_agreed(world, [&] {
+  distributed::run_agreed(world, "reading the checkpoint to evaluate", [&] {
     if (!saved)
       throw CheckpointError("--eval-only: no checkpoint in '" + config.checkpoint_dir + "'");
     checkpoint::restore_model(*saved, config.model, model);
@@ -77,7 +77,9 @@ DataSets load_data(const distributed::World& world, const config::TrainConfig& c
                    const Log& log, std::unique_ptr<report::RunOutputs>& outputs,
                    std::unique_ptr<train::FaultInjector>& faults) {
   DataSets sets;
-  distributed::run_agreed(world, [&] {
+  distributed::run_agreed(world, "loading the data", [&] {
+    faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
+    faults->while_loading();
     sets.train = data::load_mnist(config.data_dir, data::Split::kTrain);
     sets.test = data::load_mnist(config.data_dir, data::Split::kTest);
     if (sets.train.size() < world.size()) {
@@ -86,10 +88,9 @@ DataSets load_data(const distributed::World& world, const config::TrainConfig& c
                        std::to_string(sets.train.size()) + " ranks");
     }
     outputs = std::make_unique<report::RunOutputs>(config, plan, comm, log);
-    faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
   });
   // Shards and step counts follow from the sizes: ranks given other data would not meet.
-  distributed::run_agreed(world, [&] {
+  distributed::run_agreed(world, "comparing the data sets", [&] {
     const std::string here = std::to_string(sets.train.size()) + " training and " +
                              std::to_string(sets.test.size()) + " test images";
     const std::string rank0 = distributed::text_of_rank0(world, here);
@@ -141,7 +142,7 @@ int finish_run(const distributed::World& world, const config::TrainConfig& confi
     return static_cast<int>(ExitCode::kPreempted);
   }
   if (!config.export_model.empty()) {
-    distributed::run_agreed(world, [&] {
+    distributed::run_agreed(world, "exporting the model", [&] {
       if (world.rank() == 0) {
         model.to(at::kCPU);  // so that the file loads on machines without a GPU
         model::export_model(model, config.export_model);
@@ -162,11 +163,13 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
 
   // The same options everywhere, then one plan from every rank's capability (Note [One plan for
   // every rank]); then the communicator, whose set-up is collective and fails on every rank alike.
-  distributed::run_agreed(world, [&] { distributed::check_same_options(world, config); });
+  distributed::run_agreed(world, "comparing the options",
+                          [&] { distributed::check_same_options(world, config); });
   distributed::DevicePlan plan;
-  distributed::run_agreed(world, [&] { plan = distributed::plan_devices(config, world); });
+  distributed::run_agreed(world, "planning the devices",
+                          [&] { plan = distributed::plan_devices(config, world); });
   std::unique_ptr<distributed::Communicator> communicator;
-  distributed::run_agreed(world, [&] {
+  distributed::run_agreed(world, "setting up the communicator", [&] {
     communicator = distributed::make_communicator(world, plan, config.comm_timeout);
   });
   distributed::Communicator& comm = *communicator;
@@ -189,7 +192,8 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   if (config.eval_only) {
     return evaluate_checkpoint(world, config, log, saved, *model, data.test, comm);
   }
-  if (saved) distributed::run_agreed(world, [&] { trainer.restore(*saved); });
+  if (saved)
+    distributed::run_agreed(world, "restoring the checkpoint", [&] { trainer.restore(*saved); });
   log.line("# data: %lld training images, %lld test images; %lld steps per epoch on each rank",
            static_cast<long long>(data.train.size()), static_cast<long long>(data.test.size()),
            static_cast<long long>(trainer.steps_per_epoch()));
@@ -212,7 +216,10 @@ int main(int argc, char** argv) {
   distributed::World world(&argc, &argv);
   try {
     config::Command command;
-    distributed::run_agreed(world, [&] { command = config::parse_command(argc, argv); });
+    distributed::run_agreed(world, "parsing the options", [&] {
+      command = config::parse_command(argc, argv);
+      command.config = config::split_global_batch(command.config, world.size());
+    });
     switch (command.action) {
       case config::Action::kHelp:
         if (world.rank() == 0) std::printf("%s", config::help_text().c_str());
@@ -225,6 +232,7 @@ int main(int argc, char** argv) {
         }
         return 0;
       case config::Action::kTrain:
+        world.set_comm_timeout(command.config.comm_timeout);
         return run_training(world, command.config, start);
     }
   } catch (const distributed::AgreedFailure& failure) {

@@ -41,7 +41,7 @@ std::string utc_now() {
 Checkpointer::Checkpointer(const config::TrainConfig& config, const distributed::World& world,
                            distributed::Communicator& comm, const Log& log)
     : config_(config), world_(world), comm_(comm), log_(log) {
-  distributed::run_agreed(world_, [&] {
+  distributed::run_agreed(world_, "opening the checkpoint folder", [&] {
     if (world_.rank() == 0 && !config_.checkpoint_dir.empty()) {
       store_ = std::make_unique<CheckpointStore>(config_.checkpoint_dir, config_.keep_last);
     }
@@ -51,7 +51,7 @@ Checkpointer::Checkpointer(const config::TrainConfig& config, const distributed:
 std::optional<CheckpointContents> Checkpointer::load() {
   if (config_.resume == "never") return std::nullopt;
   std::optional<StoredCheckpoint> stored;
-  distributed::run_agreed(world_, [&] {
+  distributed::run_agreed(world_, "reading the checkpoint", [&] {
     if (world_.rank() != 0) return;
     if (config_.resume == "auto") {
       stored = store_->newest_intact([](const std::string& warning) {

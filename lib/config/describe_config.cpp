@@ -28,6 +28,7 @@ std::vector<std::pair<std::string, std::string>> describe_config(const TrainConf
       {"model", c.model},
       {"epochs", text(c.epochs)},
       {"batch-size", text(c.batch_size) + " per rank"},
+      {"global-batch-size", text(c.global_batch_size)},
       {"test-batch-size", text(c.test_batch_size) + " per rank"},
       {"optimizer", c.optimizer},
       {"lr", text(c.lr)},

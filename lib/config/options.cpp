@@ -78,6 +78,10 @@ po::options_description training_options(TrainConfig& config) {
       "passes over the training set")(
       "batch-size", po::value(&config.batch_size)->default_value(defaults.batch_size),
       "training images per step on each rank (global batch = this x ranks)")(
+      "global-batch-size",
+      po::value(&config.global_batch_size)->default_value(defaults.global_batch_size),
+      "training images per step over all ranks, split evenly (instead of --batch-size; 0: off), "
+      "so one recipe means the same at any number of ranks")(
       "test-batch-size",
       po::value(&config.test_batch_size)->default_value(defaults.test_batch_size),
       "evaluation images per step on each rank")(
@@ -333,6 +337,7 @@ void validate(const TrainConfig& c) {
   require(c.epochs >= 1, "epochs", "at least 1", c.epochs);
   require(c.batch_size >= 1, "batch-size", "at least 1", c.batch_size);
   require(c.test_batch_size >= 1, "test-batch-size", "at least 1", c.test_batch_size);
+  require(c.global_batch_size >= 0, "global-batch-size", "at least 0", c.global_batch_size);
   require(c.lr > 0, "lr", "greater than 0", c.lr);
   require(c.momentum >= 0 && c.momentum < 1, "momentum", "in [0, 1)", c.momentum);
   require(c.weight_decay >= 0, "weight-decay", "at least 0", c.weight_decay);
@@ -382,6 +387,9 @@ void validate(const TrainConfig& c) {
   require(c.adam_beta1 >= 0 && c.adam_beta1 < 1, "adam-beta1", "in [0, 1)", c.adam_beta1);
   require(c.adam_beta2 >= 0 && c.adam_beta2 < 1, "adam-beta2", "in [0, 1)", c.adam_beta2);
   const TrainConfig defaults;
+  require(c.global_batch_size == 0 || c.batch_size == defaults.batch_size, "batch-size",
+          "left out with --global-batch-size, which sets it (the global batch / ranks)",
+          c.batch_size);
   require(c.optimizer == "adam" || c.adam_beta1 == defaults.adam_beta1, "adam-beta1",
           "left alone with --optimizer sgd (it is Adam's)", c.adam_beta1);
   require(c.optimizer == "adam" || c.adam_beta2 == defaults.adam_beta2, "adam-beta2",
@@ -393,6 +401,18 @@ void validate(const TrainConfig& c) {
           "0 with --lr-schedule onecycle (its first 30% of steps are the warm-up)", c.warmup_steps);
   require(c.optimizer == "sgd" || c.momentum == 0, "momentum",
           "0 with --optimizer adam (Adam has no momentum option; use sgd)", c.momentum);
+}
+
+TrainConfig split_global_batch(TrainConfig config, int ranks) {
+  if (config.global_batch_size == 0) return config;
+  if (config.global_batch_size % ranks != 0) {
+    throw UsageError("--global-batch-size " + std::to_string(config.global_batch_size) +
+                     " does not split evenly over " + std::to_string(ranks) +
+                     " ranks: give a multiple of " + std::to_string(ranks) +
+                     ", or --batch-size per rank");
+  }
+  config.batch_size = config.global_batch_size / ranks;
+  return config;
 }
 
 }  // namespace mnist_ddp::config

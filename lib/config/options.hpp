@@ -27,4 +27,8 @@ std::string help_text();
 /// Checks ranges and choices; throws UsageError such as "--batch-size must be at least 1 (got 0)".
 void validate(const TrainConfig& config);
 
+/// `config` for `ranks` ranks: with --global-batch-size, batch_size becomes its share. Throws
+/// UsageError when the global batch does not split evenly over the ranks.
+TrainConfig split_global_batch(TrainConfig config, int ranks);
+
 }  // namespace mnist_ddp::config

@@ -20,6 +20,8 @@ struct TrainConfig {
   std::string model = "linear";  // linear | mlp | cnn
   int epochs = 5;                // passes over the training set
   int batch_size = 64;           // images per step on each rank, as in the tutorial
+  // If > 0: images per step over all ranks, split evenly (sets batch_size; split_global_batch).
+  int global_batch_size = 0;
   // Evaluation images per step on each rank. Not 1000 as in the PyTorch example: the cnn's
   // activations scale with it (peak 600 MiB per rank at 1000, 270 MiB at 100), its speed does not.
   int test_batch_size = 100;

@@ -29,7 +29,7 @@ int report_error(const World& world, const std::exception& error) {
   return static_cast<int>(code);
 }
 
-void run_agreed(const World& world, const std::function<void()>& phase) {
+void run_agreed(const World& world, const std::string& what, const std::function<void()>& phase) {
   std::optional<Error> failure;
   int local_code = 0;
   try {
@@ -47,7 +47,9 @@ void run_agreed(const World& world, const std::function<void()>& phase) {
     int code;
     int rank;
   } local{local_code, world.rank()}, agreed{0, 0};
-  MDDP_MPI_CHECK(MPI_Allreduce(&local, &agreed, 1, MPI_2INT, MPI_MAXLOC, world.comm()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Iallreduce(&local, &agreed, 1, MPI_2INT, MPI_MAXLOC, world.comm(), &request));
+  world.wait(request, "the agreement after " + what);
   if (agreed.code == 0) return;
   if (agreed.rank == world.rank()) report_error(world, *failure);
   throw AgreedFailure(agreed.code);

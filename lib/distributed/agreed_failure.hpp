@@ -1,7 +1,7 @@
-// lib/distributed/agreed_failure.hpp — provides: run_agreed(world, phase), the agreed error path
-// for phases that every rank runs (option parsing, data loading): a failure on any rank ends every
-// rank with the same exit code, and the message is printed once; throw_unless_all_succeeded, the
-// same agreement for set-up steps inside the library (communicators).
+// lib/distributed/agreed_failure.hpp — provides: run_agreed(world, what, phase), the agreed error
+// path for phases that every rank runs (option parsing, data loading): a failure on any rank ends
+// every rank with the same exit code, and the message is printed once; throw_unless_all_succeeded,
+// the same agreement for set-up steps inside the library (communicators).
 #pragma once
 
 #include <mpi.h>
@@ -21,10 +21,12 @@ struct AgreedFailure : std::runtime_error {
   int code;
 };
 
-/// Runs `phase` on this rank, then agrees with every rank (one MPI_Allreduce) on whether any
-/// failed. If one did, the failing rank with the highest exit code (lowest rank among equals)
-/// prints its error and every rank throws AgreedFailure with that code.
-void run_agreed(const World& world, const std::function<void()>& phase);
+/// Runs `phase` on this rank, then agrees with every rank (one allreduce) on whether any failed.
+/// If one did, the failing rank with the highest exit code (lowest rank among equals) prints its
+/// error and every rank throws AgreedFailure with that code. The agreement waits under the
+/// world's watchdog (World::wait): a rank that never finishes `phase` ends the job with exit 5
+/// after --comm-timeout, and the message names it, its host and `what` ("loading the data").
+void run_agreed(const World& world, const std::string& what, const std::function<void()>& phase);
 
 /// Collective over `comm`: returns when every rank's `local_error` is empty. Otherwise every
 /// rank throws CommError: a failed rank with its own `local_error`, the others with "<step>

@@ -2,11 +2,14 @@
 // Note [Stall diagnosis].
 #include "distributed/mpi_watchdog.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "common/error.hpp"
 #include "distributed/mpi_check.hpp"
@@ -29,6 +32,12 @@ MpiWatchdog::MpiWatchdog(MPI_Comm comm, double timeout_seconds)
   MDDP_MPI_CHECK(MPI_Comm_dup(comm, &status_comm_));
   MDDP_MPI_CHECK(MPI_Comm_rank(status_comm_, &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(status_comm_, &size_));
+  std::array<char, 256> mine{};
+  gethostname(mine.data(), mine.size() - 1);
+  std::vector<std::array<char, 256>> all(size_);
+  MDDP_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
+                               static_cast<int>(mine.size()), MPI_CHAR, status_comm_));
+  for (const auto& host : all) hosts_.emplace_back(host.data());
 }
 
 MpiWatchdog::~MpiWatchdog() {
@@ -105,18 +114,22 @@ std::string MpiWatchdog::diagnose(std::int64_t number) {
   for (int peer = 0; peer < size_; ++peer) {
     if (answered[peer]) joined[peer] = peer == rank_ ? number : counts[peer];
   }
-  return describe_stall(rank_, number, joined);
+  return describe_stall(rank_, number, joined, hosts_);
 }
 
 std::string describe_stall(int rank, std::int64_t number,
-                           const std::vector<std::optional<std::int64_t>>& started) {
+                           const std::vector<std::optional<std::int64_t>>& started,
+                           const std::vector<std::string>& hosts) {
+  const auto name = [&hosts](int peer) {
+    return std::to_string(peer) + (peer < static_cast<int>(hosts.size()) ? "@" + hosts[peer] : "");
+  };
   std::string behind;
   std::string silent;
   for (int peer = 0; peer < static_cast<int>(started.size()); ++peer) {
     if (!started[peer]) {
-      silent += (silent.empty() ? "" : ", ") + std::to_string(peer);
+      silent += (silent.empty() ? "" : ", ") + name(peer);
     } else if (peer != rank && *started[peer] < number) {
-      behind += (behind.empty() ? "" : ", ") + std::to_string(peer) + " (at #" +
+      behind += (behind.empty() ? "" : ", ") + name(peer) + " (at #" +
                 std::to_string(*started[peer]) + ")";
     }
   }

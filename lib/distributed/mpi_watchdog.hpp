@@ -21,11 +21,14 @@ namespace mnist_ddp::distributed {
 /// outside communication. The collective named, and those ranks, go into the CommError.
 class MpiWatchdog {
  public:
-  /// Watches collectives on `comm` (every rank must construct it: it duplicates `comm`).
+  /// Watches collectives on `comm` (every rank must construct it: it duplicates `comm` and
+  /// gathers every rank's host name, for the diagnosis).
   MpiWatchdog(MPI_Comm comm, double timeout_seconds);
   ~MpiWatchdog();
   MpiWatchdog(const MpiWatchdog&) = delete;
   MpiWatchdog& operator=(const MpiWatchdog&) = delete;
+
+  void set_timeout(double seconds) { timeout_seconds_ = seconds; }
 
   /// Call when a collective is started on the watched communicator; returns its number.
   std::int64_t started() { return ++started_; }
@@ -47,14 +50,16 @@ class MpiWatchdog {
   int rank_ = 0;
   int size_ = 1;
   double timeout_seconds_;
-  std::int64_t started_ = 0;  // collectives started by this rank
+  std::int64_t started_ = 0;        // collectives started by this rank
+  std::vector<std::string> hosts_;  // of every rank of the communicator
 };
 
 /// The diagnosis of Note [Stall diagnosis], as text for the error of rank `rank`, which waits for
 /// collective `number`: `started[r]` is the count of collectives rank r had started, or nullopt
-/// when r did not answer. "rank 0 waits for rank(s) 2 not responding ...; rank(s) 1 (at #4) had
-/// not joined".
+/// when r did not answer; `hosts`, every rank's host (or empty). "rank 0 waits for rank(s) 2@gpu03
+/// not responding ...; rank(s) 1@gpu02 (at #4) had not joined".
 std::string describe_stall(int rank, std::int64_t number,
-                           const std::vector<std::optional<std::int64_t>>& started);
+                           const std::vector<std::optional<std::int64_t>>& started,
+                           const std::vector<std::string>& hosts = {});
 
 }  // namespace mnist_ddp::distributed

@@ -104,8 +104,10 @@ std::vector<RankCapability> gather_capabilities(const World& world, const RankCa
   put(record.gpu_bus_id, mine.gpu_bus_id);
 
   std::vector<Record> records(world.size());
-  MDDP_MPI_CHECK(MPI_Allgather(&record, sizeof record, MPI_BYTE, records.data(), sizeof record,
-                               MPI_BYTE, world.comm()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Iallgather(&record, sizeof record, MPI_BYTE, records.data(), sizeof record,
+                                MPI_BYTE, world.comm(), &request));
+  world.wait(request, "gathering every rank's devices");
   std::vector<RankCapability> all;
   for (const Record& r : records) {
     all.push_back({r.node, r.local_rank, r.host.data(), r.cuda_missing.data(), r.visible_gpus,

@@ -32,8 +32,10 @@ std::vector<RankPlacement> gather_layout(const World& world, const std::string& 
   mine.threads = threads;
 
   std::vector<PlacementRecord> all(world.size());
-  MDDP_MPI_CHECK(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE,
-                               world.comm()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Iallgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE,
+                                world.comm(), &request));
+  world.wait(request, "gathering the rank layout");
   std::vector<RankPlacement> layout;
   for (int rank = 0; rank < world.size(); ++rank) {
     const PlacementRecord& r = all[rank];

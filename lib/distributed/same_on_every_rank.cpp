@@ -17,10 +17,14 @@ constexpr const char* kPerRankOption = "data-dir";
 }  // namespace
 
 std::string text_of_rank0(const World& world, const std::string& text) {
+  MPI_Request request = MPI_REQUEST_NULL;
   std::uint64_t size = text.size();
-  MDDP_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, world.comm()));
+  MDDP_MPI_CHECK(MPI_Ibcast(&size, 1, MPI_UINT64_T, 0, world.comm(), &request));
+  world.wait(request, "comparing with rank 0");
   std::string rank0 = world.rank() == 0 ? text : std::string(size, '\0');
-  MDDP_MPI_CHECK(MPI_Bcast(rank0.data(), static_cast<int>(size), MPI_CHAR, 0, world.comm()));
+  MDDP_MPI_CHECK(
+      MPI_Ibcast(rank0.data(), static_cast<int>(size), MPI_CHAR, 0, world.comm(), &request));
+  world.wait(request, "comparing with rank 0");
   return rank0;
 }
 

@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include "config/train_config.hpp"
 #include "distributed/mpi_check.hpp"
+#include "distributed/mpi_watchdog.hpp"
 
 namespace mnist_ddp::distributed {
 
@@ -37,13 +39,21 @@ World::World(int* argc, char*** argv) {
 
   std::array<char, 256> name{};
   if (gethostname(name.data(), name.size() - 1) == 0) host_ = name.data();
+  watchdog_ = std::make_unique<MpiWatchdog>(MPI_COMM_WORLD, config::TrainConfig{}.comm_timeout);
 }
 
 World::~World() {
+  watchdog_.reset();  // frees its communicator while MPI is still up
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
+
+void World::wait(MPI_Request& request, const std::string& what) const {
+  watchdog_->wait(request, watchdog_->started(), what);
+}
+
+void World::set_comm_timeout(double seconds) { watchdog_->set_timeout(seconds); }
 
 std::string World::label() const { return "[rank " + std::to_string(rank_) + "@" + host_ + "]"; }
 

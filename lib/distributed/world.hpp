@@ -1,13 +1,16 @@
 // lib/distributed/world.hpp — provides: World (RAII MPI start-up and teardown, world rank and size,
 // local rank and count on this node, the node's identity and count, host name, the MPI thread
-// level) and abort().
+// level, watched waits for the collectives of start-up) and abort().
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <mpi.h>
 
 namespace mnist_ddp::distributed {
+
+class MpiWatchdog;
 
 /// The MPI world of this process. Construct once, first thing in main.
 class World {
@@ -30,6 +33,14 @@ class World {
   const std::string& host() const { return host_; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
+  /// Waits for `request`, a collective just started on comm(), as the training collectives wait
+  /// (Note [Stall diagnosis]): after the --comm-timeout it throws CommError naming `what` and the
+  /// ranks that had not joined, so a rank stuck before it (a stalled file system while loading
+  /// data, a hanging GPU driver) ends the job instead of leaving the others waiting for ever.
+  void wait(MPI_Request& request, const std::string& what) const;
+  /// The deadline of wait(): the default --comm-timeout until the options are known.
+  void set_comm_timeout(double seconds);
+
   /// "[rank 3@gpu07]": the prefix of every error line.
   std::string label() const;
 
@@ -46,6 +57,7 @@ class World {
   int node_id_ = 0;
   int thread_level_ = 0;
   std::string host_;
+  std::unique_ptr<MpiWatchdog> watchdog_;  // of start-up's collectives on comm()
 };
 
 }  // namespace mnist_ddp::distributed

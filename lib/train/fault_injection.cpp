@@ -19,7 +19,7 @@ constexpr int kExitStatus = 7;
 
 [[noreturn]] void malformed(const std::string& text, const std::string& problem) {
   throw UsageError(std::string(kVariable) + "='" + text + "': " + problem +
-                   " (expected rank=R,step=S,kind=throw|abort|exit|hang|stop)");
+                   " (expected rank=R,step=S|phase=load,kind=throw|abort|exit|hang|stop)");
 }
 
 std::int64_t parse_number(const std::string& text, const std::string& field,
@@ -69,6 +69,7 @@ Fault parse_fault(const std::string& text) {
   bool has_rank = false;
   bool has_step = false;
   bool has_kind = false;
+  bool has_phase = false;
   std::istringstream fields(text);
   for (std::string field; std::getline(fields, field, ',');) {
     const size_t equals = field.find('=');
@@ -81,6 +82,10 @@ Fault parse_fault(const std::string& text) {
     } else if (name == "step") {
       fault.step = parse_number(text, name, value);
       has_step = true;
+    } else if (name == "phase") {
+      if (value != "load") malformed(text, "unknown phase '" + value + "' (only load)");
+      fault.while_loading = true;
+      has_phase = true;
     } else if (name == "kind") {
       fault.kind = parse_kind(text, value);
       has_kind = true;
@@ -88,7 +93,9 @@ Fault parse_fault(const std::string& text) {
       malformed(text, "unknown field '" + name + "'");
     }
   }
-  if (!has_rank || !has_step || !has_kind) malformed(text, "rank, step and kind are all needed");
+  if (!has_rank || has_step == has_phase || !has_kind) {
+    malformed(text, "rank, kind and one of step or phase are needed");
+  }
   return fault;
 }
 
@@ -98,12 +105,20 @@ FaultInjector::FaultInjector(int rank, std::string host) : rank_(rank), host_(st
 }
 
 void FaultInjector::after_step(std::int64_t step) const {
-  if (!fault_ || fault_->rank != rank_ || fault_->step != step) return;
-  char what[160];
-  std::snprintf(what, sizeof what, "injected fault (%s): %s after step %lld", kVariable,
-                kind_name(fault_->kind), static_cast<long long>(step));
+  if (!fault_ || fault_->rank != rank_ || fault_->while_loading || fault_->step != step) return;
+  fail("after step " + std::to_string(step));
+}
+
+void FaultInjector::while_loading() const {
+  if (!fault_ || fault_->rank != rank_ || !fault_->while_loading) return;
+  fail("while loading the data");
+}
+
+void FaultInjector::fail(const std::string& when) const {
+  const std::string what =
+      std::string("injected fault (") + kVariable + "): " + kind_name(fault_->kind) + " " + when;
   if (fault_->kind == FaultKind::kThrow) throw std::runtime_error(what);
-  std::fprintf(stderr, "[rank %d@%s] %s\n", rank_, host_.c_str(), what);
+  std::fprintf(stderr, "[rank %d@%s] %s\n", rank_, host_.c_str(), what.c_str());
   std::fflush(stderr);
   switch (fault_->kind) {
     case FaultKind::kAbort:

@@ -1,6 +1,7 @@
 // lib/train/fault_injection.hpp — provides: FaultInjector, a testing aid that makes one rank fail
-// in a chosen way after a chosen step, from the MNIST_DDP_FAULT environment variable, so tests
-// can prove that every kind of failure ends the whole job promptly and loses nothing.
+// in a chosen way after a chosen step or while loading the data, from the MNIST_DDP_FAULT
+// environment variable, so tests can prove that every kind of failure ends the whole job promptly
+// and loses nothing.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +20,13 @@ enum class FaultKind {
 
 struct Fault {
   int rank = 0;
-  std::int64_t step = 1;  // after this optimizer step
+  std::int64_t step = 1;       // after this optimizer step
+  bool while_loading = false;  // instead: while loading the data, before any training
   FaultKind kind = FaultKind::kThrow;
 };
 
-/// Parses "rank=R,step=S,kind=K" (K: throw, abort, exit, hang or stop; any order). Throws
-/// UsageError naming the variable and the problem.
+/// Parses "rank=R,step=S,kind=K" or "rank=R,phase=load,kind=K" (K: throw, abort, exit, hang or
+/// stop; any order). Throws UsageError naming the variable and the problem.
 Fault parse_fault(const std::string& text);
 
 class FaultInjector {
@@ -34,8 +36,13 @@ class FaultInjector {
 
   /// After each optimizer step: fails in the planned way when this is the rank and the step.
   void after_step(std::int64_t step) const;
+  /// While loading the data: fails in the planned way when this is the rank and phase=load.
+  void while_loading() const;
 
  private:
+  /// Fails in the planned way; `when` ends the message ("after step 25").
+  void fail(const std::string& when) const;
+
   int rank_;
   std::string host_;
   std::optional<Fault> fault_;

@@ -82,7 +82,13 @@ std::int64_t Trainer::steps_per_epoch() const {
   return steps_for(sampler_.num_samples(), config_.batch_size, config_.grad_accum);
 }
 
-std::int64_t Trainer::total_steps() const { return steps_per_epoch() * config_.epochs; }
+std::int64_t Trainer::total_steps_on(int world_size) const {
+  const data::DistributedSampler sampler(train_set_.size(), world_size, /*rank=*/0, config_.seed,
+                                         /*shuffle=*/true, config_.drop_last);
+  const int batch_size =
+      config_.global_batch_size > 0 ? config_.global_batch_size / world_size : config_.batch_size;
+  return steps_for(sampler.num_samples(), batch_size, config_.grad_accum) * config_.epochs;
+}
 
 bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
   at::Tensor flag = at::full({1}, hooks.stop_requested() ? 1 : 0, at::kLong);
@@ -347,14 +353,16 @@ checkpoint::CheckpointContents Trainer::checkpoint() {
 }
 
 void Trainer::restore(const checkpoint::CheckpointContents& contents) {
-  // The schedule's length in steps depends on the world size (the steps of --epochs), so only
-  // the world that wrote the checkpoint continues it unchanged.
+  // The schedule spans the steps of --epochs, which depend on the world size: another world
+  // continues it unchanged only where it has as many steps (with --global-batch-size, usually).
   const int writers = checkpoint::read_checkpoint_meta(contents.meta).world_size;
-  if (config_.lr_schedule != "constant" && writers != comm_.size()) {
+  if (config_.lr_schedule != "constant" && total_steps_on(writers) != total_steps()) {
     throw CheckpointError("the checkpoint was written by " + std::to_string(writers) +
-                          " ranks, and a run with --lr-schedule " + config_.lr_schedule +
-                          " resumes only with as many (its schedule spans the steps of --epochs, "
-                          "which depend on the number of ranks)");
+                          " ranks, whose --lr-schedule " + config_.lr_schedule + " spans " +
+                          std::to_string(total_steps_on(writers)) + " steps; on " +
+                          std::to_string(comm_.size()) + " ranks it would span " +
+                          std::to_string(total_steps()) +
+                          ": resume with as many ranks, or give the run a --global-batch-size");
   }
   const checkpoint::RestoredRun run =
       checkpoint::restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);

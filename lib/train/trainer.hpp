@@ -77,7 +77,9 @@ class Trainer {
   /// The optimizer steps of --epochs, over which --lr-schedule anneals. --max-steps ends a run
   /// early without reshaping its schedule, as a preemption would, so that a run stopped there
   /// and resumed continues exactly.
-  std::int64_t total_steps() const;
+  std::int64_t total_steps() const { return total_steps_on(comm_.size()); }
+  /// total_steps() of the same run on `world_size` ranks (of a checkpoint's writers).
+  std::int64_t total_steps_on(int world_size) const;
 
   /// Optimizer steps per full epoch on every rank.
   std::int64_t steps_per_epoch() const;

@@ -2,7 +2,9 @@
 # End to end: one rank fails (MNIST_DDP_FAULT: throw, abort, exit, hang, stop) under 2 and 4
 # ranks. The whole job ends promptly with a non-zero exit, stderr names the failing rank, its
 # host and the cause (for a stalled rank: the collective and the rank that had not joined), the
-# last checkpoint stays intact, and a rerun with --resume auto completes.
+# last checkpoint stays intact, and a rerun with --resume auto completes. A rank that hangs while
+# loading the data ends the job with exit 5 after --comm-timeout, named with its host and the
+# phase.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
 HOST=$(hostname)
@@ -11,13 +13,13 @@ TIMEOUT=3  # --comm-timeout, seconds
 RUN=(--data-dir "$FASHION_DIR" --epochs 1 --max-steps 40 --threads 1 --checkpoint-every 10
   --comm-timeout "$TIMEOUT")
 
-# run_fault RANKS KIND: the run with the last rank failing; sets STATUS and SECONDS_TAKEN.
+# run_fault RANKS FAULT: the run with MNIST_DDP_FAULT=FAULT; sets STATUS and SECONDS_TAKEN.
 run_fault() {
-  local ranks=$1 kind=$2 start
+  local ranks=$1 fault=$2 start
   rm -rf "$WORK/ckpt"
   start=$(date +%s%N)
   STATUS=0
-  MNIST_DDP_FAULT="rank=$((ranks - 1)),step=25,kind=$kind" timeout 120 \
+  MNIST_DDP_FAULT="$fault" timeout 120 \
     mpirun -np "$ranks" --oversubscribe -x MNIST_DDP_FAULT "$MNIST_DDP_BIN" "${RUN[@]}" \
     --checkpoint-dir "$WORK/ckpt" >"$WORK/out" 2>"$WORK/err" || STATUS=$?
   SECONDS_TAKEN=$((($(date +%s%N) - start) / 1000000000))
@@ -35,7 +37,7 @@ for ranks in 2 4; do
   failing=$((ranks - 1))
   for kind in throw abort exit hang stop; do
     what="$ranks ranks, $kind on rank $failing"
-    run_fault "$ranks" "$kind"
+    run_fault "$ranks" "rank=$failing,step=25,kind=$kind"
     case $kind in
       throw) expected=1 ;;
       abort) expected=134 ;; # 128 + SIGABRT, as mpirun reports it
@@ -53,7 +55,8 @@ for ranks in 2 4; do
       "$what: stderr names the rank, host and cause"
     if [[ $kind == hang || $kind == stop ]]; then
       expect_in_err "still waiting after $TIMEOUT s: rank " "$what: the watchdog names the wait"
-      expect_in_err "rank(s) $failing not responding" "$what: and the rank that had not joined"
+      expect_in_err "rank(s) $failing@$HOST not responding" \
+        "$what: and the rank that had not joined, with its host"
       expect_in_err "all_reduce" "$what: and the collective"
     fi
     # The checkpoint of step 20 is intact: resuming from it completes the run.
@@ -67,6 +70,22 @@ for ranks in 2 4; do
       "# resume: $WORK/ckpt/ckpt-step-000000020.mddp (step 20, epoch 1, written by $ranks ranks)" \
       "$what: resumed from step 20"
   done
+done
+
+# A rank that hangs while loading the data: the others wait in the agreement that ends that phase,
+# under the same watchdog as training's collectives.
+for ranks in 2 4; do
+  failing=$((ranks - 1))
+  what="$ranks ranks, rank $failing hangs while loading the data"
+  run_fault "$ranks" "rank=$failing,phase=load,kind=hang"
+  expect_exit 5 "$what"
+  ((SECONDS_TAKEN <= 20)) && pass "$what: ended in $SECONDS_TAKEN s" ||
+    fail "$what: took $SECONDS_TAKEN s (limit 20)"
+  expect_in_err "[rank $failing@$HOST] injected fault (MNIST_DDP_FAULT): hang while loading the data" \
+    "$what: the hanging rank says so"
+  expect_in_err "the agreement after loading the data (collective #" "$what: the phase is named"
+  expect_in_err "still waiting after $TIMEOUT s: rank " "$what: the watchdog names the wait"
+  expect_in_err "rank(s) $failing@$HOST not responding" "$what: and the rank, with its host"
 done
 
 # No process is left behind by any of the runs.

@@ -112,7 +112,8 @@ run_mpi 2 --config "$MNIST_DDP_SOURCE_DIR/configs/mnist99.conf" --data-dir "$FAS
   --max-steps 10 --target-accuracy 0 --threads 1
 expect_exit 0 "configs/mnist99.conf, 10 steps"
 for line in "model              fastcnn" "optimizer          adam" "adam-beta1         0.7" \
-  "lr-schedule        onecycle" "batch-size         128 per rank"; do
+  "lr-schedule        onecycle" "batch-size         128 per rank" \
+  "global-batch-size  256"; do
   expect_once out "#   $line" "the recipe's $line"
 done
 

@@ -11,7 +11,7 @@ namespace {
 /// The exit code all ranks agree on after running `phase`; 0 when no rank failed.
 int agreed_code(const std::function<void()>& phase) {
   try {
-    run_agreed(testing::test_world(), phase);
+    run_agreed(testing::test_world(), "a test phase", phase);
     return 0;
   } catch (const AgreedFailure& failure) {
     return failure.code;

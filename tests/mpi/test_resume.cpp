@@ -135,7 +135,26 @@ TEST_CASE("a run with a learning-rate schedule resumes only with the world that 
         [&] { train_run(config, alone, &first.checkpoint, 0); });
     INFO("message: ", message);
     CHECK(testing::contains(message, "written by " + std::to_string(world.size()) + " ranks"));
-    CHECK(testing::contains(message, "--lr-schedule cosine resumes only with as many"));
+    CHECK(testing::contains(message, "--lr-schedule cosine spans "));
+    CHECK(testing::contains(message, "resume with as many ranks, or give the run a"));
+    MPI_Comm_free(&comm);
+  }
+}
+
+// 24 images a step split over 1, 2, 3 or 4 ranks: 5 steps per epoch of the 97 images on each.
+TEST_CASE("with --global-batch-size a scheduled run resumes on another world, schedule intact") {
+  const distributed::World& world = testing::test_world();
+  config::TrainConfig config = resume_config("linear", "sgd");
+  config.lr_schedule = "onecycle";
+  config.global_batch_size = 24;
+  config.batch_size = 24 / world.size();
+  distributed::MpiCommunicator everyone(world.comm());
+  const Run first = train_run(config, everyone, nullptr, /*stop_after=*/2);
+  if (MPI_Comm comm = first_ranks(1); comm != MPI_COMM_NULL) {
+    distributed::MpiCommunicator alone(comm);
+    config.batch_size = 24;
+    const Run resumed = train_run(config, alone, &first.checkpoint, 0);
+    CHECK(resumed.summary.steps == 2 * 5);
     MPI_Comm_free(&comm);
   }
 }

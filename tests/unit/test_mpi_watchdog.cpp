@@ -26,6 +26,12 @@ TEST_CASE("describe_stall names the ranks that did not answer, before those behi
         "#11) had not joined");
 }
 
+TEST_CASE("describe_stall names each rank's host where it knows them") {
+  CHECK(describe_stall(1, 12, Counts{std::nullopt, 12, 11}, {"gpu01", "gpu01", "gpu02"}) ==
+        "rank 1 waits for rank(s) 0@gpu01 not responding (stalled, dead or busy); rank(s) "
+        "2@gpu02 (at #11) had not joined");
+}
+
 TEST_CASE("a rank ahead of the collective has joined it") {
   CHECK(describe_stall(2, 3, Counts{4, 3, 3}) ==
         "rank 2 waits for every rank has joined; the transport itself is stuck");

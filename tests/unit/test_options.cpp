@@ -38,6 +38,7 @@ const Shown kDocumentedDefaults = {
     {"model", "linear"},
     {"epochs", "5"},
     {"batch-size", "64 per rank"},
+    {"global-batch-size", "0"},
     {"test-batch-size", "100 per rank"},
     {"optimizer", "sgd"},
     {"lr", "0.01"},
@@ -93,6 +94,7 @@ const std::vector<OptionCase> kOptionCases = {
     {{"--model", "cnn"}, {{"model", "cnn"}}},
     {{"--epochs", "3"}, {{"epochs", "3"}}},
     {{"--batch-size", "128"}, {{"batch-size", "128 per rank"}}},
+    {{"--global-batch-size", "256"}, {{"global-batch-size", "256"}}},
     {{"--test-batch-size", "500"}, {{"test-batch-size", "500 per rank"}}},
     {{"--optimizer", "adam"}, {{"optimizer", "adam"}}},
     {{"--lr", "0.001"}, {{"lr", "0.001"}}},
@@ -393,6 +395,8 @@ TEST_SUITE("parse_command") {
         {{"--timeline-steps", "5:"}, "--timeline-steps", "(got '5:')"},
         {{"--timeline-steps", "1:2:3"}, "--timeline-steps", "(got '1:2:3')"},
         {{"--timeline-steps", "a:b"}, "--timeline-steps", "(got 'a:b')"},
+        {{"--global-batch-size=-1"}, "--global-batch-size", "(got -1)"},
+        {{"--global-batch-size", "256", "--batch-size", "32"}, "--batch-size", "(got 32)"},
     };
     for (const Rule& rule : rules) {
       const std::string message = usage_error(rule.args);
@@ -401,6 +405,18 @@ TEST_SUITE("parse_command") {
       CHECK(contains(message, rule.got));
     }
     CHECK(contains(usage_error({"--optimizer", "adam", "--momentum", "0.9"}), "adam"));
+  }
+
+  TEST_CASE("--global-batch-size splits evenly over the ranks, or says it cannot") {
+    const TrainConfig config = parse({"--global-batch-size", "256"}).config;
+    CHECK(config::split_global_batch(config, 1).batch_size == 256);
+    CHECK(config::split_global_batch(config, 2).batch_size == 128);
+    CHECK(config::split_global_batch(config, 4).batch_size == 64);
+    CHECK(error_message<UsageError>([&] { config::split_global_batch(config, 3); }) ==
+          "--global-batch-size 256 does not split evenly over 3 ranks: give a multiple of 3, or "
+          "--batch-size per rank");
+    const TrainConfig per_rank = parse({"--batch-size", "32"}).config;
+    CHECK(config::split_global_batch(per_rank, 4).batch_size == 32);  // untouched without it
   }
 
   TEST_CASE("a resume path needs no --checkpoint-dir; auto and --eval-only work with one") {

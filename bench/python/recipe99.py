@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""The 99% recipe of configs/mnist99.conf in Python PyTorch, as fast as Python does it.
+
+The network of tuomaso/train_mnist_fast (conv 1->24 5x5, max-pool 2, ReLU, conv 24->32 3x3,
+max-pool 2, ReLU, fc 800->256, ReLU, fc 10), Adam lr 0.01 with betas (0.7, 0.9), OneCycleLR over
+one epoch (cycle_momentum=False: mnist_ddp's onecycle schedules the learning rate only), global
+batch 256 split across the ranks, DistributedDataParallel over gloo, a DistributedSampler order,
+every image pre-loaded and normalised as one tensor (no DataLoader: the batches are index_select
+on it, as mnist_ddp makes them). Every --eval-every steps the ranks evaluate the test set (each
+its share, r, r+W, ...) and stop at the first evaluation at --target; training time excludes the
+evaluations, as mnist_ddp's target_train_s does.
+
+    mpirun -np 2 /usr/bin/python3 bench/python/recipe99.py --seed 1 --master-port 29511
+
+Rank 0 prints one JSON line: {"event": "summary", "seed", "target_reached", "target_step",
+"target_train_s", "test_accuracy", "train_images_per_sec", ...}.
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from ddp_tutorial import MEAN, STD, load_split, world_from_environment
+
+
+class FastCnn(nn.Module):
+    """lib/model/fast_cnn_net.cpp, layer for layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 24, 5)
+        self.conv2 = nn.Conv2d(24, 32, 3)
+        self.fc1 = nn.Linear(800, 256)
+        self.fc2 = nn.Linear(256, 10)
+
+    def forward(self, x):
+        x = F.relu(F.max_pool2d(self.conv1(x), 2))
+        x = F.relu(F.max_pool2d(self.conv2(x), 2))
+        x = F.relu(self.fc1(x.flatten(1)))
+        return self.fc2(x)
+
+
+def normalised(images):
+    """uint8 N x 28 x 28 as float N x 1 x 28 x 28, normalised with MNIST's mean and deviation."""
+    return ((torch.from_numpy(images.copy()).float() / 255 - MEAN) / STD).unsqueeze(1)
+
+
+def evaluate(model, images, labels, rank, world):
+    """Test accuracy over every rank's share (r, r+W, ...), summed with one allreduce."""
+    model.eval()
+    with torch.no_grad():
+        mine = slice(rank, None, world)
+        correct = (model(images[mine]).argmax(1) == labels[mine]).sum()
+    totals = torch.tensor([float(correct), float(labels[mine].numel())])
+    dist.all_reduce(totals)
+    model.train()
+    return (totals[0] / totals[1]).item()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default="data/mnist")
+    parser.add_argument("--global-batch-size", type=int, default=256)
+    parser.add_argument("--eval-every", type=int, default=50)
+    parser.add_argument("--target", type=float, default=0.99)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--master-port", default=os.environ.get("MASTER_PORT", "29500"))
+    args = parser.parse_args()
+
+    rank, world = world_from_environment()
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ["MASTER_PORT"] = str(args.master_port)
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+
+    train_images, train_labels = load_split(args.data_dir, "train")
+    test_images, test_labels = load_split(args.data_dir, "t10k")
+    train_x, train_y = normalised(train_images), torch.from_numpy(train_labels)
+    test_x, test_y = normalised(test_images), torch.from_numpy(test_labels)
+    batch = args.global_batch_size // world
+    # DistributedSampler's order: one permutation of the epoch, rank r takes r, r+W, ...
+    generator = torch.Generator().manual_seed(args.seed)
+    shard = torch.randperm(len(train_y), generator=generator)[rank::world]
+    steps = (len(shard) + batch - 1) // batch
+
+    model = DistributedDataParallel(FastCnn())
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, betas=(0.7, 0.9))
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.01, total_steps=steps,
+                                                   cycle_momentum=False)
+    train_s = 0.0
+    reached_step, accuracy = None, 0.0
+    for step in range(1, steps + 1):
+        start = time.perf_counter()
+        index = shard[(step - 1) * batch:step * batch]
+        optimizer.zero_grad()
+        F.cross_entropy(model(train_x.index_select(0, index)), train_y.index_select(0, index)) \
+            .backward()
+        optimizer.step()
+        schedule.step()
+        train_s += time.perf_counter() - start
+        if step % args.eval_every == 0 or step == steps:
+            accuracy = evaluate(model.module, test_x, test_y, rank, world)
+            if accuracy >= args.target:
+                reached_step = step
+                break
+    if rank == 0:
+        done = reached_step or steps
+        print(json.dumps({"event": "summary", "seed": args.seed, "world_size": world,
+                          "threads": args.threads, "target_accuracy": args.target,
+                          "target_reached": reached_step is not None,
+                          "target_step": reached_step, "target_train_s": train_s,
+                          "test_accuracy": accuracy,
+                          "train_images_per_sec": done * batch * world / train_s}), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Time to 99% test accuracy on MNIST: configs/mnist99.conf against the same recipe in Python.
+
+For each seed it runs, interleaved (the order of the programs alternating from seed to seed):
+mnist_ddp --config configs/mnist99.conf on 2 ranks x 1 thread and on 1 rank x 2 threads, and
+bench/python/recipe99.py (the recipe in PyTorch: DDP over gloo, data pre-loaded as tensors) on
+2 ranks x 1 thread, all on the real MNIST of data/mnist, all stopping at the first evaluation
+(every 50 steps) at 99%. It writes a Markdown table (per seed: test accuracy where the run
+stopped, training seconds to 99% without the evaluations, training images/s; then the mean,
+the lowest accuracy, and ours against Python) with the machine, the date and the command.
+
+Usage: bench/time_to_99.py [--build build] [--seeds 5] [--out bench/time_to_99.md]
+"""
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_bench import PYTHON, ROOT, free_port, launch, machine, python_torch, write_atomically
+
+RECIPE = os.path.join(ROOT, "configs/mnist99.conf")
+PY_RECIPE = os.path.join(ROOT, "bench/python/recipe99.py")
+DATA = os.path.join(ROOT, "data/mnist")
+TARGET = 0.99
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One column group of the table: a program on a layout."""
+    label: str
+    ranks: int
+    threads: int
+    python: bool = False
+
+
+SETTINGS = (Setting("mnist_ddp, 2 ranks x 1 thread", 2, 1),
+            Setting("PyTorch, 2 ranks x 1 thread", 2, 1, python=True),
+            Setting("mnist_ddp, 1 rank x 2 threads", 1, 2))
+
+
+@dataclasses.dataclass
+class Outcome:
+    accuracy: float        # test accuracy at the evaluation where the run stopped
+    seconds: float | None  # training seconds to the target; None when not reached
+    images_per_sec: float
+
+
+def run(binary, setting, seed, workdir):
+    """One run to the target; its outcome from the metrics summary (ours) or the JSON line."""
+    if setting.python:
+        stdout, _, _ = launch(setting.ranks, [PYTHON, PY_RECIPE, "--data-dir", DATA,
+                                              "--seed", str(seed), "--threads",
+                                              str(setting.threads), "--master-port",
+                                              str(free_port())], workdir)
+        summary = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
+    else:
+        metrics = os.path.join(workdir, "metrics.jsonl")
+        launch(setting.ranks, [binary, "--config", RECIPE, "--data-dir", DATA, "--seed",
+                               str(seed), "--threads", str(setting.threads), "--progress", "off",
+                               "--metrics-file", metrics], workdir)
+        summary = json.loads(open(metrics).read().splitlines()[-1])
+    reached = summary["target_reached"]
+    return Outcome(summary["test_accuracy"], summary["target_train_s"] if reached else None,
+                   summary["train_images_per_sec"])
+
+
+def cell(outcome):
+    seconds = f"{outcome.seconds:.2f}" if outcome.seconds is not None else "not reached"
+    return f"{100 * outcome.accuracy:.2f}% | {seconds} | {outcome.images_per_sec:,.0f}"
+
+
+def summary_cells(outcomes):
+    """Mean accuracy (lowest), mean seconds over the seeds that reached it (how many), img/s."""
+    accuracies = [o.accuracy for o in outcomes]
+    seconds = [o.seconds for o in outcomes if o.seconds is not None]
+    mean_seconds = f"{statistics.mean(seconds):.2f} ({len(seconds)}/{len(outcomes)})" \
+        if seconds else f"not reached (0/{len(outcomes)})"
+    return (f"{100 * statistics.mean(accuracies):.2f}% (lowest {100 * min(accuracies):.2f}%) | "
+            f"{mean_seconds} | {statistics.mean(o.images_per_sec for o in outcomes):,.0f}")
+
+
+def table(results, seeds):
+    header = "| seed | " + " | ".join(f"{s.label}: accuracy | s to 99% | img/s"
+                                      for s in SETTINGS) + " |"
+    lines = [header, "|" + "---|" * (1 + 3 * len(SETTINGS))]
+    for seed in seeds:
+        lines.append(f"| {seed} | " + " | ".join(cell(results[(s, seed)]) for s in SETTINGS) + " |")
+    lines.append("| mean | " + " | ".join(summary_cells([results[(s, seed)] for seed in seeds])
+                                         for s in SETTINGS) + " |")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench/time_to_99.md"))
+    args = parser.parse_args()
+    binary = os.path.join(args.build, "mnist_ddp")
+    torch_line = python_torch()
+    if torch_line is None:
+        sys.exit("python3-torch is not installed for /usr/bin/python3: apt-get install "
+                 "python3-torch (the Python side is the point of this benchmark)")
+    seeds = list(range(1, args.seeds + 1))
+    results = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        for seed in seeds:
+            for setting in SETTINGS if seed % 2 else SETTINGS[::-1]:
+                outcome = run(binary, setting, seed, workdir)
+                results[(setting, seed)] = outcome
+                print(f"seed {seed}: {setting.label:32} {cell(outcome)}", flush=True)
+    command = "bench/time_to_99.py" + (f" --seeds {args.seeds}" if args.seeds != 5 else "")
+    text = "\n".join([
+        f"Machine: {machine()}.",
+        f"Python: bench/python/recipe99.py on Debian's {torch_line}.",
+        f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST (60,000 training, "
+        f"10,000 test images), configs/mnist99.conf and its Python twin, stopping at the first "
+        f"evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds are training time to it, "
+        "evaluations excluded.", "", *table(results, seeds), ""])
+    write_atomically(args.out, text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
