@@ -122,11 +122,12 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def launch(ranks, argv, workdir):
+def launch(ranks, argv, workdir, mpirun_options=()):
     """Runs argv under `mpirun -np ranks`: (stdout, wall seconds, largest peak RSS in MiB)."""
     # Each rank's /usr/bin/time writes its own file: their stderr lines would interleave.
     timed = f'exec /usr/bin/time -o {workdir}/peak_rss_kb.$OMPI_COMM_WORLD_RANK -f %M "$@"'
-    command = ["mpirun", "-np", str(ranks), "--oversubscribe", "sh", "-c", timed, "sh", *argv]
+    command = ["mpirun", "-np", str(ranks), "--oversubscribe", *mpirun_options, "sh", "-c", timed,
+               "sh", *argv]
     start = time.monotonic()
     done = subprocess.run(command, env=MPI_ENV, capture_output=True, text=True, check=False)
     wall = time.monotonic() - start

@@ -37,6 +37,10 @@ class Setting:
     threads: int
     python: bool = False
 
+    def mpirun_options(self):
+        # mpirun binds each of up to two ranks to one core: a rank's threads need as many.
+        return ("--map-by", f"slot:PE={self.threads}") if self.threads > 1 else ()
+
 
 SETTINGS = (Setting("mnist_ddp, 2 ranks x 1 thread", 2, 1),
             Setting("PyTorch, 2 ranks x 1 thread", 2, 1, python=True),
@@ -62,7 +66,7 @@ def run(binary, setting, seed, workdir):
         metrics = os.path.join(workdir, "metrics.jsonl")
         launch(setting.ranks, [binary, "--config", RECIPE, "--data-dir", DATA, "--seed",
                                str(seed), "--threads", str(setting.threads), "--progress", "off",
-                               "--metrics-file", metrics], workdir)
+                               "--metrics-file", metrics], workdir, setting.mpirun_options())
         summary = json.loads(open(metrics).read().splitlines()[-1])
     reached = summary["target_reached"]
     return Outcome(summary["test_accuracy"], summary["target_train_s"] if reached else None,
@@ -102,7 +106,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/time_to_99.md"))
     args = parser.parse_args()
     binary = os.path.join(args.build, "mnist_ddp")
-    torch_line = python_torch()
+    torch_line = python_torch()  # "torch 1.13.0a0, ..." (the rest is about torchvision)
     if torch_line is None:
         sys.exit("python3-torch is not installed for /usr/bin/python3: apt-get install "
                  "python3-torch (the Python side is the point of this benchmark)")
@@ -117,7 +121,7 @@ def main():
     command = "bench/time_to_99.py" + (f" --seeds {args.seeds}" if args.seeds != 5 else "")
     text = "\n".join([
         f"Machine: {machine()}.",
-        f"Python: bench/python/recipe99.py on Debian's {torch_line}.",
+        f"Python: bench/python/recipe99.py on Debian's {torch_line.split(',')[0]}.",
         f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST (60,000 training, "
         f"10,000 test images), configs/mnist99.conf and its Python twin, stopping at the first "
         f"evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds are training time to it, "

@@ -3,6 +3,9 @@
 
 #include <array>
 #include <cstring>
+#include <thread>
+
+#include <sched.h>
 
 #include "distributed/mpi_check.hpp"
 
@@ -15,6 +18,7 @@ struct PlacementRecord {
   std::array<char, 128> device{};
   int local_rank = 0;
   int threads = 1;
+  int cores = 1;
 };
 
 void copy_truncated(std::array<char, 128>& into, const std::string& text) {
@@ -23,6 +27,12 @@ void copy_truncated(std::array<char, 128>& into, const std::string& text) {
 
 }  // namespace
 
+int usable_cores() {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) return CPU_COUNT(&mask);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
 std::vector<RankPlacement> gather_layout(const World& world, const std::string& device,
                                          int threads) {
   PlacementRecord mine;
@@ -30,6 +40,7 @@ std::vector<RankPlacement> gather_layout(const World& world, const std::string& 
   copy_truncated(mine.device, device);
   mine.local_rank = world.local_rank();
   mine.threads = threads;
+  mine.cores = usable_cores();
 
   std::vector<PlacementRecord> all(world.size());
   MPI_Request request = MPI_REQUEST_NULL;
@@ -39,7 +50,7 @@ std::vector<RankPlacement> gather_layout(const World& world, const std::string& 
   std::vector<RankPlacement> layout;
   for (int rank = 0; rank < world.size(); ++rank) {
     const PlacementRecord& r = all[rank];
-    layout.push_back({rank, r.host.data(), r.local_rank, r.device.data(), r.threads});
+    layout.push_back({rank, r.host.data(), r.local_rank, r.device.data(), r.threads, r.cores});
   }
   return layout;
 }

@@ -39,10 +39,22 @@ void print_layout(const Log& log, const std::vector<distributed::RankPlacement>&
   log.line("# layout: %zu rank%s on %d node%s", layout.size(), layout.size() == 1 ? "" : "s",
            node_count, node_count == 1 ? "" : "s");
   // The device last: a GPU's name and PCI bus id make it the widest column.
-  log.line("# %6s  %-24s %10s %7s  %s", "rank", "host", "local_rank", "threads", "device");
+  log.line("# %6s  %-24s %10s %7s %5s  %s", "rank", "host", "local_rank", "threads", "cores",
+           "device");
+  std::string crowded;
   for (const distributed::RankPlacement& p : layout) {
-    log.line("# %6d  %-24s %10d %7d  %s", p.rank, p.host.c_str(), p.local_rank, p.threads,
-             p.device.c_str());
+    log.line("# %6d  %-24s %10d %7d %5d  %s", p.rank, p.host.c_str(), p.local_rank, p.threads,
+             p.cores, p.device.c_str());
+    if (p.threads > p.cores) crowded += (crowded.empty() ? "" : ", ") + std::to_string(p.rank);
+  }
+  // mpirun binds each of up to two ranks to one core unless told otherwise: extra threads then
+  // share that core and gain nothing.
+  if (!crowded.empty()) {
+    log.line(
+        "# note: rank(s) %s run more threads than their CPU binding gives them cores; bind "
+        "each rank to as many cores as --threads (mpirun --map-by slot:PE=N, or --bind-to "
+        "none)",
+        crowded.c_str());
   }
 }
 

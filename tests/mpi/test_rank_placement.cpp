@@ -17,6 +17,7 @@ TEST_CASE("gather_layout lists every rank in order with its host and local rank"
     CHECK(layout[rank].device == "cpu");
     CHECK(layout[rank].host == world.host());  // one machine in these tests
     CHECK(layout[rank].local_rank == rank);
+    CHECK(layout[rank].cores >= 1);
   }
   CHECK(world.node_count() == 1);
   CHECK(world.local_size() == world.size());

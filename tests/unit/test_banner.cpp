@@ -1,7 +1,8 @@
 // tests/unit/test_banner.cpp — the end-of-run rank table names a straggler only when one stands
 // out: a rank more than 5% slower per step than the fastest is marked "slowest", and no rank is
-// marked when all are within 5%.
+// marked when all are within 5%; the layout table notes ranks with more threads than cores.
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,17 +25,11 @@ RankStats rank_stats(int rank, double seconds) {
   return stats;
 }
 
-/// The table's lines for ranks taking these seconds for 100 steps, one rank per host line.
-std::vector<std::string> rank_table(const std::vector<double>& seconds) {
-  std::vector<RankStats> ranks;
-  std::vector<distributed::RankPlacement> layout;
-  for (int rank = 0; rank < static_cast<int>(seconds.size()); ++rank) {
-    ranks.push_back(rank_stats(rank, seconds[rank]));
-    layout.push_back({rank, "host" + std::to_string(rank), rank, "cpu", 1});
-  }
+/// The lines that `print` writes through rank 0's log.
+std::vector<std::string> printed(const std::function<void(const Log&)>& print) {
   std::FILE* file = std::tmpfile();
   REQUIRE(file != nullptr);
-  print_rank_table(Log(/*rank=*/0, /*all_ranks=*/false, file), ranks, layout);
+  print(Log(/*rank=*/0, /*all_ranks=*/false, file));
   std::vector<std::string> lines(1);
   std::rewind(file);
   for (int c; (c = std::fgetc(file)) != EOF;) {
@@ -47,6 +42,17 @@ std::vector<std::string> rank_table(const std::vector<double>& seconds) {
   std::fclose(file);
   lines.pop_back();  // after the last newline
   return lines;
+}
+
+/// The table's lines for ranks taking these seconds for 100 steps, one rank per host line.
+std::vector<std::string> rank_table(const std::vector<double>& seconds) {
+  std::vector<RankStats> ranks;
+  std::vector<distributed::RankPlacement> layout;
+  for (int rank = 0; rank < static_cast<int>(seconds.size()); ++rank) {
+    ranks.push_back(rank_stats(rank, seconds[rank]));
+    layout.push_back({rank, "host" + std::to_string(rank), rank, "cpu", 1, 1});
+  }
+  return printed([&](const Log& log) { print_rank_table(log, ranks, layout); });
 }
 
 /// The ranks whose line ends in "slowest" (the two header lines come first).
@@ -87,6 +93,25 @@ TEST_CASE("banner rank table: the rank more than 5% slower than the fastest is m
   CHECK(marked(rank_table({1.0, 2.0})) == std::vector<int>{1});
   // Only the slowest, not every rank above the threshold.
   CHECK(marked(rank_table({1.0, 1.2, 1.5, 1.1})) == std::vector<int>{2});
+}
+
+TEST_CASE("layout table: a row per rank with its threads and cores; a note where threads crowd") {
+  const std::vector<distributed::RankPlacement> roomy = {{0, "a", 0, "cpu", 2, 2},
+                                                         {1, "b", 0, "cpu", 1, 4}};
+  const std::vector<std::string> lines =
+      printed([&](const Log& log) { print_layout(log, roomy, 2); });
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "# layout: 2 ranks on 2 nodes");
+  CHECK(lines[1] == "#   rank  host                     local_rank threads cores  device");
+  CHECK(lines[3] == "#      1  b                                 0       1     4  cpu");
+  const std::vector<distributed::RankPlacement> bound = {{0, "a", 0, "cpu", 2, 1},
+                                                         {1, "a", 1, "cpu", 2, 1}};
+  const std::vector<std::string> crowded =
+      printed([&](const Log& log) { print_layout(log, bound, 1); });
+  REQUIRE(crowded.size() == 5);
+  CHECK(crowded[4].rfind("# note: rank(s) 0, 1 run more threads than their CPU binding gives "
+                         "them cores",
+                         0) == 0);
 }
 
 }  // namespace
