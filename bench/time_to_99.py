@@ -7,7 +7,8 @@ bench/python/recipe99.py (the recipe in PyTorch: DDP over gloo, data pre-loaded 
 2 ranks x 1 thread, all on the real MNIST of data/mnist, all stopping at the first evaluation
 (every 50 steps) at 99%. It writes a Markdown table (per seed: test accuracy where the run
 stopped, training seconds to 99% without the evaluations, training images/s; then the mean,
-the lowest accuracy, and ours against Python) with the machine, the date and the command.
+the lowest accuracy, ours against Python, and where mnist_ddp's rank 0 spent its training time)
+with the machine, the date and the command.
 
 Usage: bench/time_to_99.py [--build build] [--seeds 5] [--out bench/time_to_99.md]
 """
@@ -47,11 +48,15 @@ SETTINGS = (Setting("mnist_ddp, 2 ranks x 1 thread", 2, 1),
             Setting("mnist_ddp, 1 rank x 2 threads", 1, 2))
 
 
+PHASES = ("data", "forward", "backward", "comm_wait", "optimizer")
+
+
 @dataclasses.dataclass
 class Outcome:
     accuracy: float        # test accuracy at the evaluation where the run stopped
     seconds: float | None  # training seconds to the target; None when not reached
     images_per_sec: float
+    phases: dict | None = None  # mnist_ddp: rank 0's seconds per phase, and "train"
 
 
 def run(binary, setting, seed, workdir):
@@ -67,9 +72,16 @@ def run(binary, setting, seed, workdir):
         launch(setting.ranks, [binary, "--config", RECIPE, "--data-dir", DATA, "--seed",
                                str(seed), "--threads", str(setting.threads), "--progress", "off",
                                "--metrics-file", metrics], workdir, setting.mpirun_options())
-        summary = json.loads(open(metrics).read().splitlines()[-1])
-    reached = summary["target_reached"]
-    return Outcome(summary["test_accuracy"], summary["target_train_s"] if reached else None,
+        records = [json.loads(line) for line in open(metrics)]
+        summary = records[-1]
+        epoch = [r for r in records if r.get("event") == "epoch"][-1]
+        phases = {name: epoch["phases_rank0"][f"{name}_s"] for name in PHASES}
+        phases["train"] = epoch["train_s"]
+        return Outcome(summary["test_accuracy"],
+                       summary["target_train_s"] if summary["target_reached"] else None,
+                       summary["train_images_per_sec"], phases)
+    return Outcome(summary["test_accuracy"],
+                   summary["target_train_s"] if summary["target_reached"] else None,
                    summary["train_images_per_sec"])
 
 
@@ -99,6 +111,36 @@ def table(results, seeds):
     return lines
 
 
+def comparison(results, seeds):
+    """Ours (2 ranks x 1 thread) against Python: time to 99% and images/s, as ratios."""
+    ours, python = SETTINGS[0], SETTINGS[1]
+    both = [seed for seed in seeds
+            if results[(ours, seed)].seconds is not None
+            and results[(python, seed)].seconds is not None]
+    speed = statistics.mean(results[(ours, s)].images_per_sec for s in seeds) / \
+        statistics.mean(results[(python, s)].images_per_sec for s in seeds)
+    line = f"{ours.label} against {python.label}: {speed:.2f}x the images/s"
+    if both:
+        time_ratio = statistics.mean(results[(python, s)].seconds for s in both) / \
+            statistics.mean(results[(ours, s)].seconds for s in both)
+        line += f"; {time_ratio:.2f}x faster to 99% over the {len(both)} seeds both reached it"
+    return line + "."
+
+
+def phase_shares(results, seeds):
+    """Where mnist_ddp's rank 0 spent its training time, per layout, mean shares over seeds."""
+    lines = []
+    for setting in (s for s in SETTINGS if not s.python):
+        runs = [results[(setting, seed)].phases for seed in seeds]
+        shares = {name: statistics.mean(run[name] / run["train"] for run in runs)
+                  for name in PHASES}
+        shares["other"] = 1 - sum(shares.values())
+        lines.append(f"{setting.label}, rank 0's training time: " + ", ".join(
+            f"{name.replace('_', ' ')} {100 * share:.0f}%" for name, share in shares.items())
+            + ".")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -125,7 +167,8 @@ def main():
         f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST (60,000 training, "
         f"10,000 test images), configs/mnist99.conf and its Python twin, stopping at the first "
         f"evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds are training time to it, "
-        "evaluations excluded.", "", *table(results, seeds), ""])
+        "evaluations excluded.", "", *table(results, seeds), "",
+        comparison(results, seeds), *phase_shares(results, seeds), ""])
     write_atomically(args.out, text)
     print(text)
 
