@@ -336,7 +336,7 @@ fault() {
     show_log "$name"
   fi
   if [[ $kind == hang ]]; then
-    grep -qF "rank(s) 1 not responding" "$WORK/$name.out" &&
+    grep -qF "rank(s) 1@node2 not responding" "$WORK/$name.out" &&
       pass "$name: the watchdog named the stalled rank" ||
       fail "$name: no watchdog message naming rank 1"
   fi
