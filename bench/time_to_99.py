@@ -61,6 +61,7 @@ class Outcome:
 
 def run(binary, setting, seed, workdir):
     """One run to the target; its outcome from the metrics summary (ours) or the JSON line."""
+    phases = None
     if setting.python:
         stdout, _, _ = launch(setting.ranks, [PYTHON, PY_RECIPE, "--data-dir", DATA,
                                               "--seed", str(seed), "--threads",
@@ -77,12 +78,9 @@ def run(binary, setting, seed, workdir):
         epoch = [r for r in records if r.get("event") == "epoch"][-1]
         phases = {name: epoch["phases_rank0"][f"{name}_s"] for name in PHASES}
         phases["train"] = epoch["train_s"]
-        return Outcome(summary["test_accuracy"],
-                       summary["target_train_s"] if summary["target_reached"] else None,
-                       summary["train_images_per_sec"], phases)
     return Outcome(summary["test_accuracy"],
                    summary["target_train_s"] if summary["target_reached"] else None,
-                   summary["train_images_per_sec"])
+                   summary["train_images_per_sec"], phases)
 
 
 def cell(outcome):
@@ -148,6 +146,8 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/time_to_99.md"))
     args = parser.parse_args()
     binary = os.path.join(args.build, "mnist_ddp")
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"{binary} not found: build the program first (scripts/setup.sh)")
     torch_line = python_torch()  # "torch 1.13.0a0, ..." (the rest is about torchvision)
     if torch_line is None:
         sys.exit("python3-torch is not installed for /usr/bin/python3: apt-get install "
