@@ -151,7 +151,12 @@ int finish_run(const distributed::World& world, const config::TrainConfig& confi
     log.line("# model exported to %s", config.export_model.c_str());
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  const bool accurate_enough = outputs.finish(summary, wall, startup_seconds);
+  // Agreed, so that every rank ends together, only once rank 0 has written the run's outputs: a
+  // launcher may end the other ranks soon after the first one exits (slurm/mnist_ddp.sbatch).
+  bool accurate_enough = false;
+  distributed::run_agreed(world, "writing the run's outputs", [&] {
+    accurate_enough = outputs.finish(summary, wall, startup_seconds);
+  });
   return static_cast<int>(accurate_enough ? ExitCode::kOk : ExitCode::kFailure);
 }
 

@@ -81,35 +81,47 @@ std::optional<CheckpointContents> Checkpointer::load() {
   return contents;
 }
 
+// Note [Every rank waits for the checkpoint]: the write is agreed, so no rank returns from save()
+// before rank 0's checkpoint is on disk (fsynced and renamed) or every rank knows it failed. After
+// a stop signal the ranks exit 6 straight after this; a launcher that ends the job's other ranks
+// when one exits (`srun --wait`, slurm/mnist_ddp.sbatch) can then never cut rank 0's write short,
+// and a full disk ends every rank with the same exit code instead of leaving them in the next
+// step's allreduce.
 void Checkpointer::save(CheckpointPoint point, const std::function<CheckpointContents()>& collect) {
   if (config_.checkpoint_dir.empty()) return;
   const auto start = std::chrono::steady_clock::now();
   const CheckpointContents contents = collect();  // collective
+  std::string path;
+  std::size_t size = 0;
+  std::int64_t step = 0;
+  distributed::run_agreed(world_, "writing the checkpoint", [&] {
+    if (world_.rank() != 0) return;
+    const std::string bytes = encode_checkpoint(contents);
+    const TrainProgress progress = read_checkpoint_meta(contents.meta).progress;
+    nlohmann::json manifest = {{"format", "mnist_ddp checkpoint manifest"},
+                               {"step", progress.step},
+                               {"epochs_completed", progress.epoch},
+                               {"epoch_position", progress.position},
+                               {"reason", describe(point)},
+                               {"world_size", comm_.size()},
+                               {"model", config_.model},
+                               {"created", utc_now()},
+                               {"mnist_ddp_version", MNIST_DDP_VERSION}};
+    if (last_epoch_) {
+      manifest["metrics"] = {{"epoch", last_epoch_->epoch},
+                             {"train_loss", last_epoch_->train_loss},
+                             {"test_loss", last_epoch_->test_loss},
+                             {"test_accuracy", last_epoch_->test_accuracy}};
+    }
+    path = store_->save(progress.step, bytes, manifest);
+    size = bytes.size();
+    step = progress.step;
+  });
   if (world_.rank() != 0) return;
-
-  const std::string bytes = encode_checkpoint(contents);
-  const TrainProgress progress = read_checkpoint_meta(contents.meta).progress;
-  nlohmann::json manifest = {{"format", "mnist_ddp checkpoint manifest"},
-                             {"step", progress.step},
-                             {"epochs_completed", progress.epoch},
-                             {"epoch_position", progress.position},
-                             {"reason", describe(point)},
-                             {"world_size", comm_.size()},
-                             {"model", config_.model},
-                             {"created", utc_now()},
-                             {"mnist_ddp_version", MNIST_DDP_VERSION}};
-  if (last_epoch_) {
-    manifest["metrics"] = {{"epoch", last_epoch_->epoch},
-                           {"train_loss", last_epoch_->train_loss},
-                           {"test_loss", last_epoch_->test_loss},
-                           {"test_accuracy", last_epoch_->test_accuracy}};
-  }
-  const std::string path = store_->save(progress.step, bytes, manifest);
   const double pause =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log_.line("# checkpoint (%s) step %lld -> %s: %.1f KB, training paused %.1f ms", describe(point),
-            static_cast<long long>(progress.step), path.c_str(), bytes.size() / 1024.0,
-            pause * 1000.0);
+            static_cast<long long>(step), path.c_str(), size / 1024.0, pause * 1000.0);
 }
 
 }  // namespace mnist_ddp::checkpoint

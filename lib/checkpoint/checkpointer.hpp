@@ -40,6 +40,8 @@ class Checkpointer {
 
   /// Collective, when --checkpoint-dir is set (else nothing happens): `collect` gathers the run's
   /// state on every rank, rank 0 writes it, and the log says where and how long training paused.
+  /// Returns on every rank only once the checkpoint is durable; a failed write ends every rank
+  /// with the same exit code (Note [Every rank waits for the checkpoint]).
   void save(CheckpointPoint point, const std::function<CheckpointContents()>& collect);
 
   /// Remembers the latest epoch's results for the next manifest.

@@ -2,9 +2,9 @@
 # A checkpoint written to a full file system: the run ends (exit 1) with a message naming the
 # folder and "No space left on device", the previous checkpoints stay as they were, no temporary
 # file is left, and --resume auto continues from the newest intact one. Twice: full before the
-# checkpoint file, and full between the checkpoint file and its manifest. The file system is a
-# 6 MiB tmpfs the test mounts (root); without mount permission the test is skipped (77), and
-# under CI (CI set) that fails instead.
+# checkpoint file (2 ranks), and full between the checkpoint file and its manifest. The file
+# system is a 6 MiB tmpfs the test mounts (root); without mount permission the test is skipped
+# (77), and under CI (CI set) that fails instead.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
 DISK=$WORK/disk
@@ -61,9 +61,11 @@ before=$(hashes)
 checkpoint_bytes=$(stat -c %s "$CKPT/ckpt-step-000000004.mddp")
 
 # --- Full before the checkpoint file: its first write fails ---------------------------------------
+# At 2 ranks (resuming the 1-rank run's checkpoint): the failed write is agreed, so both ranks
+# exit 1 and only rank 0 reports it.
 fill_disk 0
-run_mpi 1 "${RUN[@]}" --max-steps 8 --resume auto
-expect_disk_full_failure "disk full at the checkpoint"
+run_mpi 2 "${RUN[@]}" --max-steps 8 --resume auto
+expect_disk_full_failure "disk full at the checkpoint (2 ranks)"
 if [[ $(hashes) == "$before" ]]; then pass "disk full at the checkpoint: the folder is unchanged"
 else fail "disk full at the checkpoint: the checkpoint folder changed"; fi
 

@@ -313,13 +313,28 @@ cancel() {
   fi
 }
 
-# fault NAME KIND SBATCH_OPTION... -- PROGRAM_ARG...: rank 1 fails (MNIST_DDP_FAULT, KIND) after
-# step 5: the job must end FAILED within a minute, not requeued, with the failing rank, its host
-# and the cause in the log (a rank that stalls or vanishes: through the watchdog).
-fault() {
-  local name=$1 kind=$2 id state
-  shift 2
-  id=$(MNIST_DDP_FAULT="rank=1,step=5,kind=$kind" submit "$name" "$@")
+# seen_at NAME TEXT...: waits (up to 60 s) until the log of job NAME holds one of the TEXTs; prints
+# the time it was seen (seconds since the epoch), or nothing.
+seen_at() {
+  local name=$1 tries text
+  shift
+  for ((tries = 0; tries < 600; tries++)); do
+    for text in "$@"; do
+      if grep -qF -- "$text" "$WORK/$name.out" 2>/dev/null; then
+        date +%s
+        return
+      fi
+    done
+    sleep 0.1
+  done
+}
+
+# expect_failed_fast NAME ID SINCE TEXT: the job ended FAILED, not requeued, less than FAST_END
+# seconds after SINCE (seconds since the epoch: when the rank failed), so the surviving ranks did
+# not wait for --comm-timeout; and its log holds TEXT, which names the rank and its host.
+readonly FAST_END=15
+expect_failed_fast() {
+  local name=$1 id=$2 since=$3 text=$4 state seconds
   if ! wait_state "$id" 60 "${ENDED[@]}"; then
     fail "$name: job $id still $(job_field "$id" JobState) after 60 s"
     show_log "$name"
@@ -327,19 +342,43 @@ fault() {
     return
   fi
   state=$(job_field "$id" JobState)
-  if [[ $state == FAILED && $(job_field "$id" Restarts) == 0 ]] &&
-    grep -qF "[rank 1@node2] injected fault (MNIST_DDP_FAULT): $kind after step 5" \
-      "$WORK/$name.out"; then
-    pass "$name: the job failed (exit $(job_field "$id" ExitCode)), naming rank 1 on node2"
+  seconds=$(($(date -d "$(job_field "$id" EndTime)" +%s) - since))
+  if [[ $state == FAILED && $(job_field "$id" Restarts) == 0 ]] && ((seconds < FAST_END)); then
+    pass "$name: the job failed (exit $(job_field "$id" ExitCode)) $seconds s after the rank did"
   else
-    fail "$name: job ended $state (exit $(job_field "$id" ExitCode)), or the log lacks the cause"
+    fail "$name: job ended $state (exit $(job_field "$id" ExitCode)) $seconds s after the rank" \
+      "failed (expected FAILED in under $FAST_END s)"
     show_log "$name"
   fi
-  if [[ $kind == hang ]]; then
-    grep -qF "rank(s) 1@node2 not responding" "$WORK/$name.out" &&
-      pass "$name: the watchdog named the stalled rank" ||
-      fail "$name: no watchdog message naming rank 1"
+  if grep -qF -- "$text" "$WORK/$name.out"; then pass "$name: the log says: $text"; else
+    fail "$name: the log lacks: $text"
+    show_log "$name"
   fi
+}
+
+# fault_job NAME KIND SBATCH_OPTION... -- PROGRAM_ARG...: submits a job whose rank 1 fails
+# (MNIST_DDP_FAULT, KIND) after step 5; prints the job id.
+fault_job() {
+  local name=$1 kind=$2
+  shift 2
+  MNIST_DDP_FAULT="rank=1,step=5,kind=$kind" submit "$name" "$@"
+}
+
+# rank_pid ID RANK: the process id of rank RANK of job ID, on whichever node it runs (the nodes
+# share this machine's process table), once it has started; empty after 30 s.
+rank_pid() {
+  local tries pid
+  for ((tries = 0; tries < 300; tries++)); do
+    for pid in $(pgrep -x mnist_ddp); do
+      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null |
+        grep -qxF -e "SLURM_JOB_ID=$1" && tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null |
+        grep -qxF "SLURM_PROCID=$2"; then
+        echo "$pid"
+        return
+      fi
+    done
+    sleep 0.1
+  done
 }
 
 # === the tests ===================================================================================
@@ -428,11 +467,40 @@ else
     "(no checkpoint support in this build)"
 fi
 
-note "faults under srun: a rank that throws, a rank that hangs (two nodes)"
-fault fault-throw-srun throw --nodes=2 --ntasks-per-node=1 --gpus-per-node=0 -- "${TRAIN[@]}" \
-  --comm-timeout 5
-fault fault-hang-srun hang --nodes=2 --ntasks-per-node=1 --gpus-per-node=0 -- "${TRAIN[@]}" \
-  --comm-timeout 5
+# With the default --comm-timeout (300 s): only srun's --wait (slurm/mnist_ddp.sbatch) can end
+# these jobs in seconds. All at once, one task per node each. The rank that is killed from outside
+# trains for minutes unless killed.
+note "faults under srun: a rank that throws, exits, aborts, is killed, hangs (two nodes)"
+FAULT_JOB=(--nodes=2 --ntasks-per-node=1 --gpus-per-node=0 --)
+declare -A fault_ids
+for kind in throw exit abort; do
+  fault_ids[$kind]=$(fault_job "fault-$kind-srun" "$kind" "${FAULT_JOB[@]}" "${TRAIN[@]}")
+done
+# A hung rank is alive, so no launcher can tell: the watchdog ends the job after --comm-timeout.
+fault_ids[hang]=$(fault_job fault-hang-srun hang "${FAULT_JOB[@]}" "${TRAIN[@]}" --comm-timeout 5)
+id_kill=$(submit kill-srun "${FAULT_JOB[@]}" --data-dir "$FASHION_DIR" --model mlp --epochs 20 \
+  --threads 1)
+declare -A fault_seen
+for kind in throw exit abort hang; do
+  fault_seen[$kind]=$(seen_at "fault-$kind-srun" "injected fault (MNIST_DDP_FAULT)")
+done
+pid=$(rank_pid "$id_kill" 1)
+if [[ -n $pid ]] && seen_at kill-srun "# progress: " >/dev/null; then
+  kill -9 "$pid"
+  expect_failed_fast kill-srun "$id_kill" "$(date +%s)" "srun: error: node2: task 1: Killed"
+else
+  fail "kill-srun: rank 1 of job $id_kill never started training"
+  scancel "$id_kill"
+fi
+for kind in throw exit abort hang; do
+  expect_failed_fast "fault-$kind-srun" "${fault_ids[$kind]}" "${fault_seen[$kind]:-0}" \
+    "[rank 1@node2] injected fault (MNIST_DDP_FAULT): $kind after step 5"
+done
+if grep -qF "rank(s) 1@node2 not responding" "$WORK/fault-hang-srun.out"; then
+  pass "fault-hang-srun: the watchdog named the stalled rank"
+else
+  fail "fault-hang-srun: no watchdog message naming rank 1"
+fi
 
 note "done"
 if ((FAILURES)); then
