@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end, under load: 8 ranks oversubscribed on this machine's cores train to the same
-# result as the global batch needs, and a soak of SOAK_RUNS (default 50) consecutive short runs
+# result as the global batch needs, and a soak of SOAK_RUNS (default 25) consecutive short runs
 # with 2, 3 and 4 ranks ends every one with exit 0, leaving no process, no shared-memory segment
 # and no file behind but the outputs asked for.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
@@ -19,7 +19,7 @@ print(f"ok: 8 ranks: 938 steps, test accuracy {summary['test_accuracy']:.4f}")
 PY
 
 # --- Soak -------------------------------------------------------------------------------------
-RUNS=${SOAK_RUNS:-50}
+RUNS=${SOAK_RUNS:-25}
 write_dataset "$WORK/tiny" 512 128
 shm_before=$(ls /dev/shm | sort)
 failed=0
