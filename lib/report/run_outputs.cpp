@@ -81,6 +81,7 @@ void RunOutputs::on_step(const train::StepReport& step) {
 void RunOutputs::on_evaluation(const train::EvalReport& report) {
   metrics_.write_evaluation(report);
   milestones_.note(report);
+  report_.evaluations.push_back({report.step, report.test.loss, report.test.accuracy});
   if (tensorboard_) {
     tensorboard_->add_scalar("eval/test_loss", report.step, report.test.loss);
     tensorboard_->add_scalar("eval/test_accuracy", report.step, report.test.accuracy);

@@ -20,6 +20,13 @@ struct ReportEpoch {
   double elapsed_s = 0;       // since the start of training
 };
 
+/// One evaluation between steps (--eval-every).
+struct ReportEvaluation {
+  std::int64_t step = 0;     // optimizer steps since the start of training
+  double test_loss = 0;      // on the test set
+  double test_accuracy = 0;  // 0..1
+};
+
 /// One recorded training step (every step, or every n-th: the charts draw what they get).
 struct ReportStep {
   std::int64_t step = 0;
@@ -48,6 +55,7 @@ struct RunReport {
   std::string title;                                        // "mnist_ddp cnn, 4 ranks"
   std::vector<std::pair<std::string, std::string>> config;  // option name -> value, in order
   std::vector<ReportEpoch> epochs;
+  std::vector<ReportEvaluation> evaluations;  // --eval-every; empty without it
   std::vector<ReportStep> steps;
   std::vector<ReportRank> ranks;                             // in rank order
   std::vector<std::pair<std::string, std::string>> summary;  // label -> value, in order

@@ -12,10 +12,16 @@
 # ends with the accuracy of an uninterrupted run; only rank 0 wrote checkpoints (the other node
 # sees the checkpoint folder read-only); a plain scancel leaves the job cancelled, not requeued.
 #
+# The installed batch script (cmake --install) runs the installed program from PATH. A rank on
+# the second node that throws, exits without a word, aborts or is killed (kill -9) ends the job
+# in under 15 s, named in the log, with the default --comm-timeout; a hung one through the
+# watchdog.
+#
 # Environment: MNIST_DDP_BIN (the program; required), MNIST_DDP_SOURCE_DIR (the repository;
-# default: two folders up), SLURM_TEST_KEEP=1 keeps the work folder. Needs root (daemons and
-# network namespaces); exits 77 (skipped) without it. Everything started is torn down on exit,
-# also when a check fails or the test is interrupted.
+# default: two folders up), MNIST_DDP_BUILD_DIR (the build folder to install from; without it
+# the installed batch script is not tried), SLURM_TEST_KEEP=1 keeps the work folder. Needs root
+# (daemons and network namespaces); exits 77 (skipped) without it. Everything started is torn
+# down on exit, also when a check fails or the test is interrupted.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -88,8 +94,9 @@ show_log() {
 
 # --- jobs ----------------------------------------------------------------------------------------
 
-# submit NAME SBATCH_OPTION... -- PROGRAM_ARG...: submits the batch script as a user would, from
-# the work folder; prints the job id. The log is $WORK/NAME.out.
+# submit NAME SBATCH_OPTION... -- PROGRAM_ARG...: submits the batch script (SUBMIT_SCRIPT, default
+# the repository's) as a user would, from the work folder (SUBMIT_DIR); prints the job id. The
+# log is $WORK/NAME.out.
 submit() {
   local name=$1 options=()
   shift
@@ -98,8 +105,8 @@ submit() {
     shift
   done
   shift
-  (cd "$WORK" && sbatch --parsable --job-name="$name" --output="$WORK/$name.out" \
-    --time=10 --cpus-per-task=1 "${options[@]}" "$SBATCH_SCRIPT" "$@")
+  (cd "${SUBMIT_DIR:-$WORK}" && sbatch --parsable --job-name="$name" --output="$WORK/$name.out" \
+    --time=10 --cpus-per-task=1 "${options[@]}" "${SUBMIT_SCRIPT:-$SBATCH_SCRIPT}" "$@")
 }
 
 # job_field ID FIELD: one field of `scontrol show job` (empty once the job is forgotten).
@@ -408,6 +415,17 @@ note "one node with two GPUs (fake: /dev/null), srun --mpi=pmix"
 SLURMCI_GPUS=2 cluster up single
 id=$(submit one-node --nodes=1 --ntasks-per-node=2 --gpus-per-node=2 -- "${TRAIN[@]}" \
   --metrics-file "$WORK/one-node.jsonl")
+# At the same time, the installed batch script (cmake --install), submitted without MNIST_DDP_BIN
+# from a folder without build/mnist_ddp: it must run the mnist_ddp on PATH, the installed one.
+PREFIX=$WORK/prefix
+id_installed=
+if [[ -n ${MNIST_DDP_BUILD_DIR:-} ]]; then
+  cmake --install "$MNIST_DDP_BUILD_DIR" --prefix "$PREFIX" >/dev/null
+  mkdir -p "$WORK/installed"
+  id_installed=$(unset MNIST_DDP_BIN && PATH=$PREFIX/bin:$PATH SUBMIT_DIR=$WORK/installed \
+    SUBMIT_SCRIPT=$PREFIX/share/mnist_ddp/mnist_ddp.sbatch submit installed --nodes=1 \
+    --ntasks-per-node=2 --gpus-per-node=0 -- "${TRAIN[@]}")
+fi
 if expect_completed one-node "$id"; then
   expect_layout one-node 2 "1 node" "$(hostname)" "$(hostname)"
   expect_same_accuracy one-node "$WORK/one-node.jsonl" "$WORK/ref-2.jsonl" 2
@@ -416,6 +434,17 @@ if expect_completed one-node "$id"; then
   else
     fail "one-node: the job was not given CUDA_VISIBLE_DEVICES=0,1"
   fi
+fi
+
+if [[ -n $id_installed ]] && expect_completed installed "$id_installed"; then
+  if grep -q "^# slurm: srun .* $PREFIX/bin/mnist_ddp " "$WORK/installed.out"; then
+    pass "installed: the installed batch script ran the installed mnist_ddp from PATH"
+  else
+    fail "installed: the batch script did not run $PREFIX/bin/mnist_ddp"
+    show_log installed
+  fi
+elif [[ -z $id_installed ]]; then
+  echo "SKIP: the installed batch script: MNIST_DDP_BUILD_DIR is not set"
 fi
 
 note "two nodes, each in its own network namespace, no GPUs (--gpus-per-node=0)"

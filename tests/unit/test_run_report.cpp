@@ -113,6 +113,7 @@ TEST_SUITE("write_run_report") {
     CHECK(count(accuracy, "<polyline") == 1);
     CHECK(count(accuracy, "<circle class=\"marker\"") == 3);
     CHECK(contains(accuracy, ">test accuracy (%)<"));
+    CHECK_FALSE(contains(accuracy, "every N steps"));  // no evaluations between epochs
 
     const std::string throughput = chart_svg(page, "chart-throughput");
     CHECK(count(throughput, "<polyline") == 2);
@@ -174,6 +175,20 @@ TEST_SUITE("write_run_report") {
     CHECK(contains(page, "<title>mnist_ddp run</title>"));  // the default title
     CHECK(contains(page, "No configuration was recorded."));
     CHECK(page.substr(page.size() - 8) == "</html>\n");
+  }
+
+  TEST_CASE("evaluations between epochs join the accuracy chart at their steps") {
+    RunReport report = make_report(/*epochs=*/2, /*steps=*/0);
+    // Every 4 steps of two 10-step epochs: 4 evaluations, from 96% to 99%.
+    for (int step = 4; step <= 16; step += 4) {
+      report.evaluations.push_back({step, 0.5, 0.95 + 0.01 * step / 4});
+    }
+    const std::string accuracy = chart_svg(written(report), "chart-accuracy");
+    CHECK(count(accuracy, "<polyline") == 2);
+    CHECK(count(accuracy, "<circle class=\"marker\"") == 4 + 2);
+    CHECK(contains(accuracy, ">test accuracy (every N steps)<"));
+    CHECK(contains(accuracy, ">test accuracy (epoch)<"));
+    CHECK(contains(accuracy, ">step<"));
   }
 
   TEST_CASE("one epoch and no steps: dots, since a line needs two points") {
