@@ -17,6 +17,21 @@ run_mpi() {
     >"$WORK/out" 2>"$WORK/err" || STATUS=$?
 }
 
+# usr1_once_logged LAUNCHER PATTERN: once a line of $WORK/out matches PATTERN (grep), sends SIGUSR1
+# to the launcher in the background (mpirun forwards it to every rank), waits for it and sets
+# STATUS to its exit code. A run that ends before the line fails the caller's exit code check.
+usr1_once_logged() {
+  local launcher=$1 pattern=$2
+  for _ in $(seq 6000); do
+    grep -q -- "$pattern" "$WORK/out" 2>/dev/null && break
+    kill -0 "$launcher" 2>/dev/null || break
+    sleep 0.02
+  done
+  kill -USR1 "$launcher" 2>/dev/null || true
+  STATUS=0
+  wait "$launcher" || STATUS=$?
+}
+
 # expect_exit CODE WHAT: checks STATUS.
 expect_exit() {
   if [[ $STATUS -eq $1 ]]; then pass "$2: exit $1"; else

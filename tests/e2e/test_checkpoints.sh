@@ -24,21 +24,13 @@ folder_hash() { (cd "$1" && sha256sum -- * | sha256sum); }
 run_mpi 2 "${CNN[@]}" --metrics-file "$WORK/uninterrupted.jsonl"
 expect_exit 0 "uninterrupted cnn run"
 
-STATUS=0
 # mpirun itself in the background (no `timeout` wrapper: the signal must reach mpirun; ctest's
 # TIMEOUT bounds a hang).
 mpirun -np 2 --oversubscribe "$MNIST_DDP_BIN" "${CNN[@]}" \
   --checkpoint-dir "$WORK/preempt" >"$WORK/out" 2>"$WORK/err" &
-launcher=$!
 # Signal once step 5's progress line is out: training is under way (the handlers are installed
-# before the first step) and 195 steps remain. A run that ends first fails the exit code check.
-for _ in $(seq 6000); do
-  grep -q "^# progress: epoch 1 step 5/" "$WORK/out" 2>/dev/null && break
-  kill -0 "$launcher" 2>/dev/null || break
-  sleep 0.02
-done
-kill -USR1 "$launcher"
-wait "$launcher" || STATUS=$?
+# before the first step) and 195 steps remain.
+usr1_once_logged $! "^# progress: epoch 1 step 5/"
 expect_exit 6 "SIGUSR1 during training"
 expect_once out "# stopped by a signal after step" "the stop is reported"
 stopped_at=$(sed -n 's/^# stopped by a signal after step \([0-9]*\).*/\1/p' "$WORK/out")

@@ -19,18 +19,10 @@ stamp() {
 
 # Two app contexts, so that only rank 0 (the first) runs with the slow fsync: each checkpoint
 # write syncs four times (file, folder, manifest, folder), 1 s each.
-STATUS=0
 mpirun --oversubscribe -np 1 -x LD_PRELOAD="$SLOW_FSYNC_LIB" -x SLOW_FSYNC_SECONDS=1 \
   "$MNIST_DDP_BIN" "${RUN[@]}" : -np 1 "$MNIST_DDP_BIN" "${RUN[@]}" \
   > >(stamp >"$WORK/out") 2>"$WORK/err" &
-launcher=$!
-for _ in $(seq 6000); do
-  grep -q "^[0-9.]* # progress: epoch 1 step 5/" "$WORK/out" 2>/dev/null && break
-  kill -0 "$launcher" 2>/dev/null || break
-  sleep 0.02
-done
-kill -USR1 "$launcher" 2>/dev/null || true # a run that ended first fails the exit check
-wait "$launcher" || STATUS=$?
+usr1_once_logged $! "^[0-9.]* # progress: epoch 1 step 5/"
 sleep 0.5 # the last stamped lines
 expect_exit 6 "SIGUSR1 with a slow checkpoint write on rank 0"
 
