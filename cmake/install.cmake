@@ -35,10 +35,10 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "openmpi-bin")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 if(MNIST_DDP_HAVE_NCCL)
-  # No Debian package provides NCCL or the CUDA runtime, so no dependency can name them: the
-  # package then runs only where the same libraries are installed at the same place.
-  set(CPACK_PACKAGE_DESCRIPTION "Built with the NCCL backend: needs ${MNIST_DDP_NCCL_LIBRARY} and \
-the CUDA runtime beside it on every machine. For a package without them, configure with \
--DMNIST_DDP_NCCL=OFF.")
+  # No Debian package provides NCCL or the CUDA runtime; the program opens them only when the
+  # NCCL backend is used, so the package needs neither (lib/common/gpu_libraries.cpp).
+  set(CPACK_PACKAGE_DESCRIPTION "Trains on the CPU with MPI anywhere. The NCCL backend, built in, \
+loads libnccl.so.2 and the CUDA runtime when a run uses it: from ${MNIST_DDP_NCCL_LIBRARY}, else \
+through LD_LIBRARY_PATH and the loader's cache.")
 endif()
 include(CPack)

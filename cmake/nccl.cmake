@@ -1,6 +1,6 @@
 # cmake/nccl.cmake — provides: the MNIST_DDP_NCCL option (AUTO, ON, OFF) and, when the NCCL
-# backend is built, MNIST_DDP_HAVE_NCCL=TRUE and the target mnist_ddp_nccl (NCCL's header and
-# library and the CUDA runtime, to link the library against).
+# backend is built, MNIST_DDP_HAVE_NCCL=TRUE and the target mnist_ddp_nccl (the NCCL and CUDA
+# runtime headers, and the paths of the two libraries, which the program opens when it uses them).
 #
 # Search order for NCCL: the folder of the LibTorch in use, when that LibTorch has CUDA and ships a
 # libnccl of its own (the process must load exactly one NCCL: two copies would each keep their own
@@ -119,7 +119,7 @@ endif()
 
 # The CUDA runtime: LibTorch's bundled copy where it has one (the same one-copy reason as NCCL),
 # or the CUDA runtime wheel beside a pip LibTorch, else the toolkit's.
-set(_mddp_cudart CUDA::cudart)
+set(_mddp_cudart "${CUDA_cudart_LIBRARY}")
 if(_mddp_torch_has_cuda)
   file(GLOB _mddp_torch_cudart "${_mddp_torch_lib_dir}/libcudart*.so*")
   if(NOT _mddp_torch_cudart AND _mddp_wheel_nvidia_dir)
@@ -131,10 +131,16 @@ if(_mddp_torch_has_cuda)
   endif()
 endif()
 
+# Headers only: the program opens both libraries when the backend is first used, looking first
+# at the files found here (lib/common/gpu_libraries.cpp, Note [The NCCL backend loads its
+# libraries]), so it starts where they are not installed.
 add_library(mnist_ddp_nccl INTERFACE)
 target_include_directories(mnist_ddp_nccl INTERFACE "${MNIST_DDP_NCCL_INCLUDE_DIR}"
                                                     ${CUDAToolkit_INCLUDE_DIRS})
-target_link_libraries(mnist_ddp_nccl INTERFACE "${MNIST_DDP_NCCL_LIBRARY}" ${_mddp_cudart})
+target_compile_definitions(mnist_ddp_nccl INTERFACE
+  MNIST_DDP_NCCL_LIBRARY="${MNIST_DDP_NCCL_LIBRARY}"
+  MNIST_DDP_CUDA_RUNTIME_LIBRARY="${_mddp_cudart}")
+target_link_libraries(mnist_ddp_nccl INTERFACE ${CMAKE_DL_LIBS})
 set(MNIST_DDP_HAVE_NCCL TRUE)
 message(STATUS "NCCL backend: NCCL ${_mddp_nccl_version} (${MNIST_DDP_NCCL_LIBRARY}), "
-               "CUDA ${CUDAToolkit_VERSION} runtime (${_mddp_cudart})")
+               "CUDA ${CUDAToolkit_VERSION} runtime (${_mddp_cudart}), both opened when used")

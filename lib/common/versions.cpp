@@ -10,8 +10,8 @@
 #include <torch/version.h>
 
 #if MNIST_DDP_HAVE_NCCL
-#include <cuda_runtime_api.h>
-#include <nccl.h>
+#include "common/error.hpp"
+#include "common/gpu_libraries.hpp"
 #endif
 
 namespace mnist_ddp {
@@ -53,29 +53,39 @@ std::string cuda_version_text(int code) {
   return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
 }
 
-/// "2.28.9 (built with 2.28.9)": the loaded library may differ from the header compiled in.
+/// "2.28.9 (built with 2.28.9)": the loaded library may differ from the header compiled in;
+/// "not loaded (<why>) (built with 2.28.9)" where it is not installed.
 std::string nccl_version() {
-  const std::string built = std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
-                            std::to_string(NCCL_PATCH);
-  int code = 0;
-  const std::string loaded =
-      ncclGetVersion(&code) == ncclSuccess ? nccl_version_text(code) : "unknown";
-  return loaded + " (built with " + built + ")";
+  const std::string built = " (built with " + std::to_string(NCCL_MAJOR) + "." +
+                            std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH) + ")";
+  try {
+    int code = 0;
+    return (nccl().ncclGetVersion(&code) == ncclSuccess ? nccl_version_text(code) : "unknown") +
+           built;
+  } catch (const CommError& e) {
+    return std::string("not loaded: ") + e.what() + built;
+  }
 }
 
 /// "runtime 13.0, driver 13.0 (built with 13.0)"; "runtime 13.0, no driver (...)" without one.
 std::string cuda_version() {
-  int runtime = 0;
-  int driver = 0;
-  const std::string runtime_text =
-      cudaRuntimeGetVersion(&runtime) == cudaSuccess ? cuda_version_text(runtime) : "unknown";
-  // Without libcuda the call fails, or reports 0.
-  const std::string driver_text = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0
-                                      ? "driver " + cuda_version_text(driver)
-                                      : "no driver";
-  cudaGetLastError();  // leave no sticky error behind for the training code
-  return "runtime " + runtime_text + ", " + driver_text + " (built with " +
-         cuda_version_text(CUDART_VERSION) + ")";
+  const std::string built = " (built with " + cuda_version_text(CUDART_VERSION) + ")";
+  try {
+    const CudaRuntimeLibrary& cuda = cuda_runtime();
+    int runtime = 0;
+    int driver = 0;
+    const std::string runtime_text = cuda.cudaRuntimeGetVersion(&runtime) == cudaSuccess
+                                         ? cuda_version_text(runtime)
+                                         : "unknown";
+    // Without libcuda the call fails, or reports 0.
+    const std::string driver_text = cuda.cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0
+                                        ? "driver " + cuda_version_text(driver)
+                                        : "no driver";
+    cuda.cudaGetLastError();  // leave no sticky error behind for the training code
+    return "runtime " + runtime_text + ", " + driver_text + built;
+  } catch (const CommError& e) {
+    return std::string("runtime not loaded: ") + e.what() + built;
+  }
 }
 #else
 std::string nccl_version() { return "not built in"; }

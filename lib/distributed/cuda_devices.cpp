@@ -1,11 +1,10 @@
 // lib/distributed/cuda_devices.cpp — device queries through the CUDA runtime API.
 #include "distributed/cuda_devices.hpp"
 
-#include <cuda_runtime_api.h>
-
 #include <array>
 
 #include "common/error.hpp"
+#include "common/gpu_libraries.hpp"
 #include "distributed/gpu_check.hpp"
 
 namespace mnist_ddp::distributed {
@@ -15,18 +14,25 @@ std::string CudaDevice::describe() const {
 }
 
 int cuda_device_count() {
+  const CudaRuntimeLibrary* cuda = nullptr;
+  try {
+    cuda = &cuda_runtime();
+  } catch (const CommError& e) {
+    throw CommError(std::string("no CUDA device: ") + e.what());
+  }
   int count = 0;
   // Without a driver (libcuda.so.1 missing) the runtime answers cudaErrorInsufficientDriver at
   // once; with CUDA_VISIBLE_DEVICES="" it answers cudaErrorNoDevice. Neither waits on hardware.
-  const cudaError_t result = cudaGetDeviceCount(&count);
+  const cudaError_t result = cuda->cudaGetDeviceCount(&count);
   if (result != cudaSuccess) {
-    cudaGetLastError();  // the error is sticky until read; later checks must not see it
+    cuda->cudaGetLastError();  // the error is sticky until read; later checks must not see it
     // The runtime's text for a missing driver speaks of versions; say what it usually means.
     const char* hint = result == cudaErrorInsufficientDriver
                            ? "; no NVIDIA driver is loaded, or it is older than this CUDA runtime"
                            : "";
     throw CommError(std::string("no CUDA device: cudaGetDeviceCount: ") +
-                    cudaGetErrorString(result) + " (" + cudaGetErrorName(result) + ")" + hint);
+                    cuda->cudaGetErrorString(result) + " (" + cuda->cudaGetErrorName(result) + ")" +
+                    hint);
   }
   if (count <= 0) {
     throw CommError("no CUDA device: cudaGetDeviceCount found " + std::to_string(count) +
@@ -39,10 +45,11 @@ CudaDevice cuda_device(int index) {
   CudaDevice device;
   device.index = index;
   cudaDeviceProp properties{};
-  MDDP_CUDA_CHECK(cudaGetDeviceProperties(&properties, index));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaGetDeviceProperties(&properties, index));
   device.name = properties.name;
   std::array<char, 32> bus_id{};  // "0000:18:00.0" and its terminator; 13 would do
-  MDDP_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), index));
+  MDDP_CUDA_CHECK(
+      cuda_runtime().cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), index));
   device.pci_bus_id = bus_id.data();
   return device;
 }
@@ -56,7 +63,7 @@ int device_for_local_rank(int local_rank, int device_count) {
 }
 
 CudaDevice select_device(int index) {
-  MDDP_CUDA_CHECK(cudaSetDevice(index));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaSetDevice(index));
   return cuda_device(index);
 }
 

@@ -4,21 +4,23 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/gpu_libraries.hpp"
 
 namespace mnist_ddp::distributed {
 
 void check_cuda(cudaError_t result, const char* expression, const char* file, int line) {
   if (result == cudaSuccess) return;
   // Clear the sticky "last error" so that a later, unrelated check does not report it again.
-  cudaGetLastError();
-  throw CommError(std::string(expression) + " failed: " + cudaGetErrorName(result) + " (" +
-                  cudaGetErrorString(result) + ") @ " + file + ":" + std::to_string(line));
+  cuda_runtime().cudaGetLastError();
+  throw CommError(std::string(expression) + " failed: " + cuda_runtime().cudaGetErrorName(result) +
+                  " (" + cuda_runtime().cudaGetErrorString(result) + ") @ " + file + ":" +
+                  std::to_string(line));
 }
 
 std::string nccl_error_text(ncclResult_t result, ncclComm_t comm) {
-  std::string text = ncclGetErrorString(result);
+  std::string text = nccl().ncclGetErrorString(result);
   // NCCL keeps a more specific message for the last failure (which peer, which system call).
-  const char* last = ncclGetLastError(comm);
+  const char* last = nccl().ncclGetLastError(comm);
   if (last != nullptr && *last != '\0') text += std::string(" (") + last + ")";
   return text;
 }

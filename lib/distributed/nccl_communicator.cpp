@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
+#include "common/gpu_libraries.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/gpu_check.hpp"
 #include "distributed/mpi_check.hpp"
@@ -34,7 +35,7 @@ std::function<bool()> settled(ncclComm_t comm, std::mutex& nccl_mutex, ncclResul
 }
 
 struct EventDestroyer {
-  void operator()(cudaEvent_t event) const noexcept { cudaEventDestroy(event); }
+  void operator()(cudaEvent_t event) const noexcept { cuda_runtime().cudaEventDestroy(event); }
 };
 using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
 
@@ -126,14 +127,16 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout
     ncclUniqueId id{};
     std::string local_error;
     try {
-      MDDP_CUDA_CHECK(cudaSetDevice(device_));
+      nccl();  // loaded on every rank before the agreement: it may be missing on some
+      MDDP_CUDA_CHECK(cuda_runtime().cudaSetDevice(device_));
       // Non-blocking: the caller's stream (often the legacy default stream) must not serialise
       // with the collectives implicitly; events order them (Note [NCCL stream ordering]).
-      MDDP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-      MDDP_CUDA_CHECK(cudaEventCreateWithFlags(&caller_ready_, cudaEventDisableTiming));
-      MDDP_CUDA_CHECK(cudaMalloc(&barrier_buffer_, sizeof(float)));
-      MDDP_CUDA_CHECK(cudaMemset(barrier_buffer_, 0, sizeof(float)));
-      if (rank_ == 0) MDDP_NCCL_CHECK(ncclGetUniqueId(&id));
+      MDDP_CUDA_CHECK(cuda_runtime().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      MDDP_CUDA_CHECK(
+          cuda_runtime().cudaEventCreateWithFlags(&caller_ready_, cudaEventDisableTiming));
+      MDDP_CUDA_CHECK(cuda_runtime().cudaMalloc(&barrier_buffer_, sizeof(float)));
+      MDDP_CUDA_CHECK(cuda_runtime().cudaMemset(barrier_buffer_, 0, sizeof(float)));
+      if (rank_ == 0) MDDP_NCCL_CHECK(nccl().ncclGetUniqueId(&id));
     } catch (const std::exception& e) {
       local_error = e.what();
     }
@@ -148,7 +151,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout
     // fails cannot keep them polling until then (Note [Set-up failure is agreed while polling]).
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    settle(locked([&] { return ncclCommInitRankConfig(&comm_, size_, id, rank_, &config); }),
+    settle(locked([&] { return nccl().ncclCommInitRankConfig(&comm_, size_, id, rank_, &config); }),
            "ncclCommInitRankConfig (" + std::to_string(size_) + " ranks, device " +
                std::to_string(device_) + ")",
            &peers);
@@ -169,20 +172,20 @@ void NcclCommunicator::release(bool abort) noexcept {
     bool clean = !abort && !failed_;
     if (clean) {
       // Finalize flushes what is still queued; polled, so a lost peer costs at most the limit.
-      ncclResult_t state = locked([&] { return ncclCommFinalize(comm_); });
+      ncclResult_t state = locked([&] { return nccl().ncclCommFinalize(comm_); });
       if (state == ncclInProgress) {
         poll_until(settled(comm_, nccl_mutex_, state),
                    std::min(timeout_seconds_, kTeardownSeconds));
       }
       clean = state == ncclSuccess;
     }
-    locked([&] { return clean ? ncclCommDestroy(comm_) : ncclCommAbort(comm_); });
+    locked([&] { return clean ? nccl().ncclCommDestroy(comm_) : nccl().ncclCommAbort(comm_); });
     comm_ = nullptr;
   }
   // Failures cannot be reported from here; what is left goes with the process.
-  if (barrier_buffer_ != nullptr) cudaFree(barrier_buffer_);
-  if (caller_ready_ != nullptr) cudaEventDestroy(caller_ready_);
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  if (barrier_buffer_ != nullptr) cuda_runtime().cudaFree(barrier_buffer_);
+  if (caller_ready_ != nullptr) cuda_runtime().cudaEventDestroy(caller_ready_);
+  if (stream_ != nullptr) cuda_runtime().cudaStreamDestroy(stream_);
   barrier_buffer_ = nullptr;
   caller_ready_ = nullptr;
   stream_ = nullptr;
@@ -193,7 +196,7 @@ void NcclCommunicator::abort_comm() noexcept {
   // First, with nccl_mutex_ free: the watchdog queries the communicator.
   watchdog_.reset();
   if (comm_ == nullptr) return;
-  locked([&] { return ncclCommAbort(comm_); });
+  locked([&] { return nccl().ncclCommAbort(comm_); });
   comm_ = nullptr;
 }
 
@@ -273,32 +276,32 @@ void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collec
 
 NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
                                                     const std::function<ncclResult_t()>& call) {
-  MDDP_CUDA_CHECK(cudaEventRecord(caller_ready_, caller_stream_));
-  MDDP_CUDA_CHECK(cudaStreamWaitEvent(stream_, caller_ready_, 0));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(caller_ready_, caller_stream_));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(stream_, caller_ready_, 0));
   Started started;
   started.what = what + " (collective #" + std::to_string(++started_) + ")";
   settle(locked(call), started.what);
   Event done;
   {
     cudaEvent_t event = nullptr;
-    MDDP_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    MDDP_CUDA_CHECK(cuda_runtime().cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     done.reset(event);
   }
-  MDDP_CUDA_CHECK(cudaEventRecord(done.get(), stream_));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), stream_));
   started.done = done.release();
   return started;
 }
 
 bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  const cudaError_t query = cudaEventQuery(done);
+  const cudaError_t query = cuda_runtime().cudaEventQuery(done);
   if (query == cudaSuccess) {
-    MDDP_CUDA_CHECK(cudaStreamWaitEvent(caller_stream_, done, 0));
+    MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, done, 0));
     return true;
   }
   if (query != cudaErrorNotReady) {
-    cudaGetLastError();
-    fail(what, std::string("cudaEventQuery: ") + cudaGetErrorString(query));
+    cuda_runtime().cudaGetLastError();
+    fail(what, std::string("cudaEventQuery: ") + cuda_runtime().cudaGetErrorString(query));
   }
   const ncclResult_t state = nccl_async_state(comm_, nccl_mutex_);
   if (state != ncclSuccess && state != ncclInProgress) fail(what, nccl_error_text(state, comm_));
@@ -314,7 +317,7 @@ void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
 void NcclCommunicator::hand_over(cudaEvent_t done, std::string what) {
   Event owned(done);  // released to the watchdog once the stream wait is in place
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  MDDP_CUDA_CHECK(cudaStreamWaitEvent(caller_stream_, owned.get(), 0));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, owned.get(), 0));
   watchdog_->watch(owned.release(), std::move(what));
 }
 
@@ -337,8 +340,9 @@ NcclCommunicator::Started NcclCommunicator::start_all_reduce(at::Tensor& tensor,
                     c10::toString(tensor.scalar_type()));
   }
   return enqueue(std::string(collective) + " of " + describe(tensor), [&] {
-    return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
-                         type, nccl_op_of(op), comm_, stream_);
+    return nccl().ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(),
+                                static_cast<size_t>(tensor.numel()), type, nccl_op_of(op), comm_,
+                                stream_);
   });
 }
 
@@ -365,8 +369,8 @@ void NcclCommunicator::broadcast(at::Tensor& tensor, int root) {
   }
   // Bytes, so that every dtype travels.
   finish(enqueue("broadcast of " + describe(tensor) + " from rank " + std::to_string(root), [&] {
-    return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.nbytes(), ncclUint8, root,
-                         comm_, stream_);
+    return nccl().ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.nbytes(), ncclUint8,
+                                root, comm_, stream_);
   }));
 }
 
@@ -377,8 +381,8 @@ at::Tensor NcclCommunicator::all_gather(const at::Tensor& tensor) {
   // Allocated on the caller's stream, so the NCCL stream's wait below also orders it.
   at::Tensor gathered = at::empty(shape, tensor.options());
   finish(enqueue("all_gather of " + describe(tensor), [&] {
-    return ncclAllGather(tensor.data_ptr(), gathered.data_ptr(), tensor.nbytes(), ncclUint8, comm_,
-                         stream_);
+    return nccl().ncclAllGather(tensor.data_ptr(), gathered.data_ptr(), tensor.nbytes(), ncclUint8,
+                                comm_, stream_);
   }));
   return gathered;
 }
@@ -386,7 +390,8 @@ at::Tensor NcclCommunicator::all_gather(const at::Tensor& tensor) {
 void NcclCommunicator::barrier() {
   if (failed_) fail("barrier", "the communicator was aborted by an earlier error");
   finish(enqueue("barrier", [&] {
-    return ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_, stream_);
+    return nccl().ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_,
+                                stream_);
   }));
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/error.hpp"
+#include "common/gpu_libraries.hpp"
 #include "distributed/gpu_check.hpp"
 
 namespace mnist_ddp::distributed {
@@ -28,7 +29,7 @@ std::string nccl_stall_reason(double waited_seconds) {
 ncclResult_t nccl_async_state(ncclComm_t comm, std::mutex& nccl_mutex) {
   ncclResult_t state = ncclSuccess;
   const std::lock_guard<std::mutex> lock(nccl_mutex);
-  const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
+  const ncclResult_t result = nccl().ncclCommGetAsyncError(comm, &state);
   return result != ncclSuccess ? result : state;
 }
 
@@ -48,7 +49,7 @@ NcclWatchdog::~NcclWatchdog() {
   }
   wake_.notify_one();
   thread_.join();
-  for (const Watched& w : watched_) cudaEventDestroy(w.done);
+  for (const Watched& w : watched_) cuda_runtime().cudaEventDestroy(w.done);
 }
 
 void NcclWatchdog::watch(cudaEvent_t done, std::string what) {
@@ -57,19 +58,20 @@ void NcclWatchdog::watch(cudaEvent_t done, std::string what) {
 }
 
 void NcclWatchdog::run() noexcept {
-  cudaSetDevice(device_);  // events and NCCL queries of this rank's device
+  cuda_runtime().cudaSetDevice(device_);  // events and NCCL queries of this rank's device
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, kPollInterval, [this] { return stopping_; })) {
     while (!watched_.empty()) {
       const Watched& oldest = watched_.front();
-      const cudaError_t query = cudaEventQuery(oldest.done);
+      const cudaError_t query = cuda_runtime().cudaEventQuery(oldest.done);
       if (query == cudaSuccess) {
-        cudaEventDestroy(oldest.done);
+        cuda_runtime().cudaEventDestroy(oldest.done);
         watched_.pop_front();
         continue;
       }
       if (query != cudaErrorNotReady) {
-        give_up(oldest.what, std::string("cudaEventQuery: ") + cudaGetErrorString(query));
+        give_up(oldest.what,
+                std::string("cudaEventQuery: ") + cuda_runtime().cudaGetErrorString(query));
       }
       const double waited = seconds_since(oldest.since);
       if (waited > timeout_seconds_) give_up(oldest.what, nccl_stall_reason(waited));
@@ -92,7 +94,7 @@ void NcclWatchdog::give_up(const std::string& what, const std::string& reason) n
   // Never released: the process ends holding it, so no other thread enters the aborted
   // communicator (Note [One thread in NCCL at a time]).
   nccl_mutex_.lock();
-  ncclCommAbort(comm_);
+  nccl().ncclCommAbort(comm_);
   std::_Exit(static_cast<int>(ExitCode::kComm));
 }
 

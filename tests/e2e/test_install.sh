@@ -50,16 +50,17 @@ if [[ -n $deb ]]; then
   if [[ $depends == *openmpi-bin* ]]; then pass "the package depends on openmpi-bin (mpirun)"
   else fail "the package's Depends lacks openmpi-bin: $depends"; fi
   dpkg-deb -x "$deb" "$WORK/unpacked"
-  # Every library the program links directly that a Debian package provides (LibTorch, Open MPI,
-  # Boost.Program_options, protobuf, ...) is a dependency; one that no package provides (NCCL
-  # and the CUDA runtime of a CUDA toolkit) cannot be, and is only reported.
+  # Every library the program links directly is a dependency: each comes from a Debian package
+  # (LibTorch, Open MPI, Boost.Program_options, protobuf, ...). NCCL and the CUDA runtime, which
+  # no Debian package provides, are opened only when the NCCL backend is used (Note [The NCCL
+  # backend loads its libraries]), so the package installs and runs on any Debian 12.
   while read -r library path; do
     # dpkg knows some libraries as /lib/..., others by the merged /usr's name /usr/lib/...
     owner=$(dpkg -S "$path" 2>/dev/null ||
       dpkg -S "$(readlink -f "$(dirname "$path")")/$(basename "$path")" 2>/dev/null) || owner=""
     owner=$(head -1 <<<"$owner")
     if [[ -z $owner ]]; then
-      echo "-- $library ($path) is in no Debian package: the package cannot depend on it"
+      fail "the program links $library ($path), which no Debian package provides"
     elif [[ $depends == *"${owner%%:*}"* ]]; then
       pass "the package depends on ${owner%%:*} ($library)"
     else
