@@ -35,7 +35,8 @@ case $set_name in
     # GEMMs run 15x faster than on the reference BLAS), Fashion-MNIST for the end-to-end tests,
     # python3 for test checks, npm for the data, bsdutils for `script`, which gives the live
     # progress check a terminal (Essential, so always there; listed because a test needs it),
-    # buildah and debootstrap to build and run the CPU image (tests/container).
+    # file for cpack's Debian package (dpkg-shlibdeps), buildah and debootstrap to build and run
+    # the CPU image (tests/container).
     PACKAGES=(
       build-essential cmake ninja-build pkg-config
       libtorch-dev libopenmpi-dev openmpi-bin
@@ -43,7 +44,7 @@ case $set_name in
       protobuf-compiler libprotobuf-dev
       libopenblas0-openmp dataset-fashion-mnist
       python3 curl ca-certificates bsdutils
-      buildah debootstrap
+      file buildah debootstrap
     )
     # npm may come from elsewhere (nodesource, nvm); only ask for Debian's when there is none.
     command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)

@@ -1,5 +1,6 @@
-// lib/data/batch_maker.hpp — provides: Batch and BatchMaker, which gathers a batch with one
-// index_select and normalizes it as a whole (no per-image work, no float copy of the data set).
+// lib/data/batch_maker.hpp — provides: Batch and BatchMaker, which gathers a batch and normalizes
+// it as a whole (no float copy of the data set): in one pass on the calling thread on the CPU,
+// with three tensor operations on a GPU.
 #pragma once
 
 #include <ATen/core/Tensor.h>

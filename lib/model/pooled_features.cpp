@@ -1,4 +1,5 @@
-// lib/model/pooled_features.cpp — a fused 2x2 max-pool, ReLU and flatten with its backward.
+// lib/model/pooled_features.cpp — a fused 2x2 max-pool and ReLU, flattened or not, with its
+// backward.
 #include "model/pooled_features.hpp"
 
 #include <cstdint>
@@ -79,12 +80,10 @@ void unpool_window(const scalar_t* __restrict grad_of, const std::uint8_t* __res
   }
 }
 
-/// One image's forward. The window maxima are found along contiguous channels into `pooled`
-/// (pooled pixels x channels, the input's order), then transposed into the features' C, H, W
-/// order, so that both loops run over contiguous memory.
+/// One image's forward into `pooled` (pooled pixels x channels: channels-last, the input's order),
+/// with the winners in the same order.
 template <typename scalar_t>
-void pool_image(const scalar_t* input, scalar_t* pooled, scalar_t* features, std::uint8_t* winners,
-                const Shape& s) {
+void pool_image(const scalar_t* input, scalar_t* pooled, std::uint8_t* winners, const Shape& s) {
   const std::int64_t row = s.width * s.channels;  // one input row, all channels
   for (std::int64_t oh = 0; oh < s.pooled_height(); ++oh) {
     for (std::int64_t ow = 0; ow < s.pooled_width(); ++ow) {
@@ -93,29 +92,36 @@ void pool_image(const scalar_t* input, scalar_t* pooled, scalar_t* features, std
       pool_window(top, top + row, s.channels, pooled + pixel, winners + pixel);
     }
   }
-  for (std::int64_t c = 0; c < s.channels; ++c) {
-    for (std::int64_t pixel = 0; pixel < s.pooled_plane(); ++pixel) {
-      features[c * s.pooled_plane() + pixel] = pooled[pixel * s.channels + c];
-    }
-  }
 }
 
-/// One image's backward: the features' gradient is transposed back to pooled pixels x channels,
-/// then every input position of every window is written, with the gradient or zero.
+/// One image's backward from `grad_pooled` (channels-last, as pool_image wrote): every input
+/// position of every window is written, with the gradient or zero.
 template <typename scalar_t>
-void unpool_image(const scalar_t* grad_features, const std::uint8_t* winners, scalar_t* pooled,
-                  scalar_t* grad_in, const Shape& s) {
-  for (std::int64_t pixel = 0; pixel < s.pooled_plane(); ++pixel) {
-    for (std::int64_t c = 0; c < s.channels; ++c) {
-      pooled[pixel * s.channels + c] = grad_features[c * s.pooled_plane() + pixel];
-    }
-  }
+void unpool_image(const scalar_t* grad_pooled, const std::uint8_t* winners, scalar_t* grad_in,
+                  const Shape& s) {
   const std::int64_t row = s.width * s.channels;
   for (std::int64_t oh = 0; oh < s.pooled_height(); ++oh) {
     for (std::int64_t ow = 0; ow < s.pooled_width(); ++ow) {
       scalar_t* top = grad_in + (2 * oh * s.width + 2 * ow) * s.channels;
       const std::int64_t pixel = (oh * s.pooled_width() + ow) * s.channels;
-      unpool_window(pooled + pixel, winners + pixel, s.channels, top, top + row);
+      unpool_window(grad_pooled + pixel, winners + pixel, s.channels, top, top + row);
+    }
+  }
+}
+
+/// One image's pooled values from pixels x channels into the features' C, H, W order (`back`:
+/// the other way), so that the pooling loops run over contiguous channels.
+template <typename scalar_t>
+void transpose_image(const scalar_t* from, scalar_t* to, const Shape& s, bool back) {
+  for (std::int64_t c = 0; c < s.channels; ++c) {
+    for (std::int64_t pixel = 0; pixel < s.pooled_plane(); ++pixel) {
+      const std::int64_t features = c * s.pooled_plane() + pixel;
+      const std::int64_t pooled = pixel * s.channels + c;
+      if (back) {
+        to[pooled] = from[features];
+      } else {
+        to[features] = from[pooled];
+      }
     }
   }
 }
@@ -130,44 +136,61 @@ void for_each_image(const Shape& s, const Kernel& kernel) {
   });
 }
 
-class PooledFeatures : public torch::autograd::Function<PooledFeatures> {
+/// The two layouts of the result: flattened features in C, H, W order (for a linear layer), or
+/// the pooled map itself in channels-last (for a convolution), which needs no transpose.
+enum class Layout : std::int64_t { kFeatures, kChannelsLast };
+
+class FusedPooling : public torch::autograd::Function<FusedPooling> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x) {
+  static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
+                            Layout layout) {
     const Shape s = shape_of(x);
-    at::Tensor features = at::empty({s.batch, s.features()}, x.options());
+    const bool features = layout == Layout::kFeatures;
+    at::Tensor result = features
+                            ? at::empty({s.batch, s.features()}, x.options())
+                            : at::empty({s.batch, s.channels, s.pooled_height(), s.pooled_width()},
+                                        x.options().memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor winners = at::empty({s.batch, s.features()}, x.options().dtype(at::kByte));
-    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, x.scalar_type(), "pooled_features", [&] {
+    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, x.scalar_type(), "fused_pooling", [&] {
       const scalar_t* in = x.data_ptr<scalar_t>();
-      scalar_t* out = features.data_ptr<scalar_t>();
+      scalar_t* out = result.data_ptr<scalar_t>();
       std::uint8_t* won = winners.data_ptr<std::uint8_t>();
       for_each_image<scalar_t>(s, [&](std::int64_t image, scalar_t* scratch) {
-        pool_image(in + image * s.height * s.width * s.channels, scratch,
-                   out + image * s.features(), won + image * s.features(), s);
+        scalar_t* image_out = out + image * s.features();
+        pool_image(in + image * s.height * s.width * s.channels, features ? scratch : image_out,
+                   won + image * s.features(), s);
+        if (features) transpose_image(scratch, image_out, s, /*back=*/false);
       });
     });
     context->save_for_backward({winners});
     context->saved_data["sizes"] = x.sizes();
-    return features;
+    context->saved_data["layout"] = static_cast<std::int64_t>(layout);
+    return result;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
                                                  torch::autograd::variable_list grads) {
     const at::Tensor winners = context->get_saved_variables()[0];
     const std::vector<std::int64_t> sizes = context->saved_data["sizes"].toIntVector();
-    const at::Tensor grad_features = grads[0].contiguous();
+    const bool features =
+        static_cast<Layout>(context->saved_data["layout"].toInt()) == Layout::kFeatures;
+    const at::Tensor grad =
+        features ? grads[0].contiguous() : grads[0].contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor grad_in =
-        at::empty(sizes, grad_features.options().memory_format(at::MemoryFormat::ChannelsLast));
+        at::empty(sizes, grad.options().memory_format(at::MemoryFormat::ChannelsLast));
     const Shape s = shape_of(grad_in);
-    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, grad_in.scalar_type(), "pooled_features", [&] {
-      const scalar_t* grad = grad_features.data_ptr<scalar_t>();
+    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, grad_in.scalar_type(), "fused_pooling", [&] {
+      const scalar_t* grad_out = grad.data_ptr<scalar_t>();
       const std::uint8_t* won = winners.data_ptr<std::uint8_t>();
       scalar_t* out = grad_in.data_ptr<scalar_t>();
       for_each_image<scalar_t>(s, [&](std::int64_t image, scalar_t* scratch) {
-        unpool_image(grad + image * s.features(), won + image * s.features(), scratch,
+        const scalar_t* image_grad = grad_out + image * s.features();
+        if (features) transpose_image(image_grad, scratch, s, /*back=*/true);
+        unpool_image(features ? scratch : image_grad, won + image * s.features(),
                      out + image * s.height * s.width * s.channels, s);
       });
     });
-    return {grad_in};
+    return {grad_in, at::Tensor()};
   }
 };
 
@@ -175,7 +198,12 @@ class PooledFeatures : public torch::autograd::Function<PooledFeatures> {
 
 at::Tensor pooled_features(const at::Tensor& x) {
   if (!fused_kernel_applies(x)) return at::max_pool2d(x, 2).relu_().flatten(1);
-  return PooledFeatures::apply(x);
+  return FusedPooling::apply(x, Layout::kFeatures);
+}
+
+at::Tensor pooled_channels_last(const at::Tensor& x) {
+  if (!fused_kernel_applies(x)) return at::max_pool2d(x, 2).relu_();
+  return FusedPooling::apply(x, Layout::kChannelsLast);
 }
 
 }  // namespace mnist_ddp::model

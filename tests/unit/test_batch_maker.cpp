@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <doctest/doctest.h>
 
+#include "common/error.hpp"
 #include "data/batch_maker.hpp"
 
 namespace mnist_ddp::testing {
@@ -73,6 +74,26 @@ TEST_SUITE("BatchMaker") {
         kStd;
     CHECK(at::allclose(batch.inputs.squeeze(1).to(at::kDouble), expected, /*rtol=*/0,
                        /*atol=*/1e-6));
+  }
+
+  TEST_CASE("the CPU pass rounds as the tensor operations do, bit for bit") {
+    const Dataset dataset = tiny_dataset();
+    const at::Tensor order = at::tensor({3, 1, 2, 0, 1}, at::kLong);
+    const Batch batch = BatchMaker(dataset, kMean, kStd).make(order);
+    const double scale = 1.0 / (255.0 * kStd);
+    const double shift = -kMean / kStd;
+    const at::Tensor expected =
+        dataset.images.index_select(0, order).to(at::kFloat).mul_(scale).add_(shift).unsqueeze_(1);
+    CHECK(at::equal(batch.inputs, expected));
+  }
+
+  TEST_CASE("an index outside the data set is refused, naming it") {
+    const Dataset dataset = tiny_dataset();
+    const BatchMaker maker(dataset, kMean, kStd);
+    CHECK_THROWS_WITH_AS(maker.make(at::tensor({0, 4}, at::kLong)),
+                         "BatchMaker: index 4 is outside the data set of 4 images", Error);
+    CHECK_THROWS_WITH_AS(maker.make(at::tensor({-1}, at::kLong)),
+                         "BatchMaker: index -1 is outside the data set of 4 images", Error);
   }
 
   TEST_CASE("targets are the labels of the chosen indices") {

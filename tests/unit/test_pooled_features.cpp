@@ -1,6 +1,7 @@
-// tests/unit/test_pooled_features.cpp — pooled_features against ATen's max_pool2d, ReLU and
-// flatten and against the definition in plain loops: values and gradients bit for bit, with ties,
-// clipped windows, NaN, bfloat16, several threads, and the inputs the fused kernel leaves to ATen.
+// tests/unit/test_pooled_features.cpp — pooled_features and pooled_channels_last against ATen's
+// max_pool2d, ReLU and flatten and against the definition in plain loops: values and gradients bit
+// for bit, with ties, clipped windows, NaN, bfloat16, several threads, and the inputs the fused
+// kernel leaves to ATen.
 #include <utility>
 
 #include <ATen/ATen.h>
@@ -13,6 +14,7 @@
 namespace mnist_ddp::testing {
 namespace {
 
+using model::pooled_channels_last;
 using model::pooled_features;
 
 struct Outcome {
@@ -31,6 +33,9 @@ Outcome run(Function f, const at::Tensor& x, const at::Tensor& upstream) {
 at::Tensor aten_pooled_features(const at::Tensor& x) {
   return at::max_pool2d(x, 2).relu().flatten(1);
 }
+
+/// pooled_channels_last's map, flattened in C, H, W order, comparable with the features.
+at::Tensor flattened_map(const at::Tensor& x) { return pooled_channels_last(x).flatten(1); }
 
 /// The definition in plain loops, apart from ATen: each 2x2 window's maximum (the first in row
 /// order on ties; a last odd row or column dropped) after a ReLU, in C, H, W order; the gradient
@@ -68,20 +73,24 @@ Outcome reference(const at::Tensor& x, const at::Tensor& upstream) {
   return {values.to(x.scalar_type()), grad.to(x.scalar_type())};
 }
 
-/// Checks that pooled_features equals ATen and the plain-loop definition on x (no NaN), values
-/// and gradients identical.
+/// Checks that pooled_features, and pooled_channels_last flattened, equal ATen and the plain-loop
+/// definition on x (no NaN), values and gradients identical.
 void check_matches_aten(const at::Tensor& x) {
   const std::int64_t features = x.size(1) * (x.size(2) / 2) * (x.size(3) / 2);
   const at::Tensor upstream = at::randn({x.size(0), features}, x.options());
-  const Outcome ours = run(pooled_features, x, upstream);
   const Outcome aten = run(aten_pooled_features, x, upstream);
   const Outcome defined = reference(x, upstream);
-  CHECK(ours.values.sizes() == aten.values.sizes());
-  CHECK(at::equal(ours.values, aten.values));
-  CHECK(at::equal(ours.input_grad, aten.input_grad));
-  CHECK(at::equal(ours.values, defined.values));
-  CHECK(at::equal(ours.input_grad, defined.input_grad));
-  CHECK(ours.input_grad.is_contiguous(x.suggest_memory_format()));
+  for (const auto& [name, f] : {std::pair{"pooled_features", &pooled_features},
+                                std::pair{"pooled_channels_last", &flattened_map}}) {
+    CAPTURE(name);
+    const Outcome ours = run(f, x, upstream);
+    CHECK(ours.values.sizes() == aten.values.sizes());
+    CHECK(at::equal(ours.values, aten.values));
+    CHECK(at::equal(ours.input_grad, aten.input_grad));
+    CHECK(at::equal(ours.values, defined.values));
+    CHECK(at::equal(ours.input_grad, defined.input_grad));
+    CHECK(ours.input_grad.is_contiguous(x.suggest_memory_format()));
+  }
 }
 
 at::Tensor channels_last(const at::Tensor& x) {
@@ -127,6 +136,23 @@ TEST_SUITE("pooled_features") {
     at::set_num_threads(2);
     check_matches_aten(channels_last(at::randn({5, 3, 4, 6})));
     at::set_num_threads(threads);
+  }
+
+  TEST_CASE("pooled_channels_last keeps the pooled map, in channels-last, for a convolution") {
+    torch::manual_seed(16);
+    const at::Tensor x = channels_last(at::randn({3, 24, 8, 8}));
+    const at::Tensor map = pooled_channels_last(x);
+    CHECK(map.sizes() == at::IntArrayRef{3, 24, 4, 4});
+    CHECK(map.is_contiguous(at::MemoryFormat::ChannelsLast));
+    // The upstream gradient in either layout: a convolution's backward may give either.
+    for (const at::Tensor& upstream :
+         {at::randn({3, 24, 4, 4}), channels_last(at::randn({3, 24, 4, 4}))}) {
+      const Outcome ours = run(pooled_channels_last, x, upstream);
+      const Outcome aten =
+          run([](const at::Tensor& in) { return at::max_pool2d(in, 2).relu(); }, x, upstream);
+      CHECK(at::equal(ours.values, aten.values));
+      CHECK(at::equal(ours.input_grad, aten.input_grad));
+    }
   }
 
   // These take ATen's operators inside pooled_features, so the plain-loop definition is the
