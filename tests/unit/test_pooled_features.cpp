@@ -55,7 +55,7 @@ Outcome reference(const at::Tensor& x, const at::Tensor& upstream) {
       for (std::int64_t oh = 0; oh < pooled_h; ++oh) {
         for (std::int64_t ow = 0; ow < pooled_w; ++ow) {
           std::int64_t best_y = 2 * oh, best_x = 2 * ow;
-          for (const auto [dy, dx] : {std::pair{0, 1}, {1, 0}, {1, 1}}) {
+          for (const auto& [dy, dx] : {std::pair{0, 1}, {1, 0}, {1, 1}}) {
             if (a[b][c][2 * oh + dy][2 * ow + dx] > a[b][c][best_y][best_x]) {
               best_y = 2 * oh + dy;
               best_x = 2 * ow + dx;
@@ -80,10 +80,12 @@ void check_matches_aten(const at::Tensor& x) {
   const at::Tensor upstream = at::randn({x.size(0), features}, x.options());
   const Outcome aten = run(aten_pooled_features, x, upstream);
   const Outcome defined = reference(x, upstream);
-  for (const auto& [name, f] : {std::pair{"pooled_features", &pooled_features},
-                                std::pair{"pooled_channels_last", &flattened_map}}) {
+  // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+  for (const auto& variant : {std::pair{"pooled_features", &pooled_features},
+                              std::pair{"pooled_channels_last", &flattened_map}}) {
+    const char* name = variant.first;
     CAPTURE(name);
-    const Outcome ours = run(f, x, upstream);
+    const Outcome ours = run(variant.second, x, upstream);
     CHECK(ours.values.sizes() == aten.values.sizes());
     CHECK(at::equal(ours.values, aten.values));
     CHECK(at::equal(ours.input_grad, aten.input_grad));
