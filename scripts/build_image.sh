@@ -22,7 +22,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '6,14p' "$0" >&2
+  sed -n '6,15p' "$0" | cut -c3- >&2
   exit 2
 }
 die() {

@@ -3,9 +3,11 @@
 # (its runtime stage, from the Debian package of this build and the MNIST of data/mnist) with
 # buildah, on a debian:12 made locally when none can be pulled; then, in a container of it as the
 # image's user mnist: the image's own command, `mnist_ddp --version`, and `mpirun -np 2 mnist_ddp
-# --epochs 1` on real MNIST to the linear model's accuracy; and no compiler in the image. Needs
-# root (debootstrap, chroot isolation), buildah and debootstrap: exits 77 (skipped) without them,
-# and fails under CI. Prints the build time and the image size.
+# --epochs 1` on real MNIST to the linear model's accuracy; and no compiler in the image. Then the
+# Slurm batch script's container mode: slurm/mnist_ddp.sbatch, unchanged, on a one-node Slurm
+# cluster (tests/slurm/cluster.sh) with MNIST_DDP_WRAPPER running every rank in the image's root
+# file system. Needs root (debootstrap, chroot isolation, mounts), buildah and debootstrap: exits
+# 77 (skipped) without them, and fails under CI. Prints the build time and the image size.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 : "${MNIST_DDP_BUILD_DIR:?set MNIST_DDP_BUILD_DIR to the build folder}"
 : "${MNIST_DDP_SOURCE_DIR:?set MNIST_DDP_SOURCE_DIR to the repository}"
@@ -27,7 +29,23 @@ if [[ -n $missing ]]; then
   exit 77
 fi
 
+MOUNTS=()    # bind mounts into the image's root file system, unmounted in reverse order
+CLUSTER_UP=0
 cleanup() {
+  local i
+  if ((CLUSTER_UP)); then
+    "$MNIST_DDP_SOURCE_DIR/tests/slurm/cluster.sh" down 9>&- >/dev/null 2>&1 || true
+  fi
+  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount -R "${MOUNTS[i]}" 2>/dev/null || true; done
+  for mount in "${MOUNTS[@]}"; do
+    # Never remove a container whose root file system still holds the host's /dev or /proc.
+    if mountpoint -q "$mount"; then
+      echo "container test: $mount is still mounted; the container is left in place" >&2
+      rm -rf "$WORK"
+      return
+    fi
+  done
+  buildah umount --all >/dev/null 2>&1 || true
   buildah rm --all >/dev/null 2>&1 || true
   buildah rmi --force "$TAG" >/dev/null 2>&1 || true
   buildah rmi --prune >/dev/null 2>&1 || true  # the untagged stages of the build
@@ -98,5 +116,55 @@ fi
 in_image sh -c 'for tool in cc gcc c++ g++ cmake ninja; do command -v $tool || :; done'
 if [[ -z $(cat "$WORK/out") ]]; then pass "no compiler or build tool in the image"
 else fail "the image holds build tools: $(tr '\n' ' ' <"$WORK/out")"; fi
+
+# --- the Slurm batch script's container mode ----------------------------------------------------
+# As Apptainer runs an image: each rank in the image's root file system, with /proc, /dev and /sys,
+# and the submit folder at its own path (the log and the checkpoints). srun --mpi=pmix starts the
+# ranks and the image's Open MPI joins Slurm's PMIx server over TCP. The ranks run as root inside:
+# Slurm's PMIx server takes clients of the job's user only, and this test's jobs are root's.
+slurm_in_image() {
+  local cluster=$MNIST_DDP_SOURCE_DIR/tests/slurm/cluster.sh rootfs submit log
+  # One cluster at a time on a machine, shared with tests/slurm/test_slurm.sh.
+  exec 9>/run/lock/mnist_ddp-slurm-test.lock
+  flock -w 900 9 || {
+    fail "another Slurm test holds /run/lock/mnist_ddp-slurm-test.lock"
+    return
+  }
+  export SLURMCI_BASE=$WORK/slurmci SLURMCI_GPUS=0 SLURM_CONF=$WORK/slurmci/etc/slurm.conf
+  CLUSTER_UP=1
+  if ! { "$cluster" install && "$cluster" up single; } 9>&- >"$WORK/cluster.log" 2>&1; then
+    fail "a one-node Slurm cluster did not start: $(tail -5 "$WORK/cluster.log")"
+    return
+  fi
+  rootfs=$(buildah mount "$ctr")
+  submit=$WORK/submit
+  mkdir -p "$submit" "$rootfs$submit"
+  for dir in /proc /dev /sys "$submit"; do
+    mount --rbind "$dir" "$rootfs$dir" && MOUNTS+=("$rootfs$dir")
+  done
+  # The image's environment, which a chroot does not apply: its data folder and PATH.
+  cat >"$WORK/in_image.sh" <<WRAPPER
+#!/bin/bash
+exec chroot "$rootfs" env --chdir="\$PWD" MNIST_DDP_DATA_DIR=/opt/mnist_ddp/data/mnist \\
+  PATH=/usr/bin:/bin "\$@"
+WRAPPER
+  chmod +x "$WORK/in_image.sh"
+  STATUS=0
+  (cd "$submit" && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    MNIST_DDP_WRAPPER=$WORK/in_image.sh MNIST_DDP_BIN=mnist_ddp timeout 300 sbatch --wait \
+    --gpus-per-node=0 --ntasks-per-node=2 --cpus-per-task=1 --time=5 \
+    "$MNIST_DDP_SOURCE_DIR/slurm/mnist_ddp.sbatch" --epochs 1 --min-accuracy 0.89) \
+    >"$WORK/sbatch.log" 2>&1 || STATUS=$?
+  log=$(find "$submit" -maxdepth 1 -name 'mnist_ddp-*.out' | head -1)
+  if [[ $STATUS -eq 0 && -n $log ]] && grep -q '^# final test_acc .*(.*/10000) OK' "$log" &&
+    grep -q 'srun --mpi=pmix .*in_image.sh mnist_ddp' "$log" &&
+    grep -q 'data-dir *\/opt\/mnist_ddp\/data\/mnist' "$log"; then
+    pass "the batch script with MNIST_DDP_WRAPPER, 2 ranks under srun in the image: $(grep '^# final' "$log")"
+  else
+    fail "the batch script in the image: sbatch exit $STATUS"
+    sed 's/^/  | /' "$WORK/sbatch.log" ${log:+"$log"} | tail -25 >&2
+  fi
+}
+slurm_in_image
 
 finish container
