@@ -23,7 +23,8 @@ namespace mnist_ddp {
 namespace {
 
 // Two steps, so that a function name the headers define as a macro becomes the symbol it stands
-// for.
+// for (built for per-thread default streams, cuda_runtime_api.h maps cudaEventRecord to
+// cudaEventRecord_ptsz, for instance).
 #define MDDP_SYMBOL_NAME(name) MDDP_SYMBOL_NAME_OF(name)
 #define MDDP_SYMBOL_NAME_OF(name) #name
 // Sets library.name from `handle`, or returns the missing symbol's name.
