@@ -13,9 +13,10 @@
 // libcudart.so.13, so the package cannot depend on them). Linked normally, the program would be
 // refused by the dynamic loader there before main. So neither library is linked: the backend
 // opens each when it first needs it, and a machine without it gets a clear CommError (exit 5)
-// from the run that asked for NCCL, while CPU runs never touch either. The process must hold one
-// copy of each (a second NCCL keeps state of its own): the build-time file comes first, and that
-// is LibTorch's own where a CUDA LibTorch ships one (cmake/nccl.cmake); a file LibTorch loaded
+// from the run that asked for NCCL. A CPU run opens them only for rank 0's banner, which names
+// the loaded versions or says why they could not be loaded, and trains on. The process must hold
+// one copy of each (a second NCCL keeps state of its own): the build-time file comes first, and
+// that is LibTorch's own where a CUDA LibTorch ships one (cmake/nccl.cmake); a file LibTorch loaded
 // already is not loaded twice, as the loader recognises it by its file, or by the soname when the
 // soname is the candidate.
 

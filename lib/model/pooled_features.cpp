@@ -127,11 +127,11 @@ void transpose_image(const scalar_t* from, scalar_t* to, const Shape& s, bool ba
 }
 
 /// Runs kernel(image, scratch) for every image, in parallel, each thread with a scratch buffer
-/// of one image's pooled values.
+/// of one image's pooled values when `scratch_needed` (the features' transposes use it).
 template <typename scalar_t, typename Kernel>
-void for_each_image(const Shape& s, const Kernel& kernel) {
+void for_each_image(const Shape& s, bool scratch_needed, const Kernel& kernel) {
   at::parallel_for(0, s.batch, 1, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<scalar_t> scratch(static_cast<std::size_t>(s.features()));
+    std::vector<scalar_t> scratch(scratch_needed ? static_cast<std::size_t>(s.features()) : 0);
     for (std::int64_t image = begin; image < end; ++image) kernel(image, scratch.data());
   });
 }
@@ -155,12 +155,13 @@ class FusedPooling : public torch::autograd::Function<FusedPooling> {
       const scalar_t* in = x.data_ptr<scalar_t>();
       scalar_t* out = result.data_ptr<scalar_t>();
       std::uint8_t* won = winners.data_ptr<std::uint8_t>();
-      for_each_image<scalar_t>(s, [&](std::int64_t image, scalar_t* scratch) {
-        scalar_t* image_out = out + image * s.features();
-        pool_image(in + image * s.height * s.width * s.channels, features ? scratch : image_out,
-                   won + image * s.features(), s);
-        if (features) transpose_image(scratch, image_out, s, /*back=*/false);
-      });
+      for_each_image<scalar_t>(
+          s, /*scratch_needed=*/features, [&](std::int64_t image, scalar_t* scratch) {
+            scalar_t* image_out = out + image * s.features();
+            pool_image(in + image * s.height * s.width * s.channels, features ? scratch : image_out,
+                       won + image * s.features(), s);
+            if (features) transpose_image(scratch, image_out, s, /*back=*/false);
+          });
     });
     context->save_for_backward({winners});
     context->saved_data["sizes"] = x.sizes();
@@ -183,12 +184,13 @@ class FusedPooling : public torch::autograd::Function<FusedPooling> {
       const scalar_t* grad_out = grad.data_ptr<scalar_t>();
       const std::uint8_t* won = winners.data_ptr<std::uint8_t>();
       scalar_t* out = grad_in.data_ptr<scalar_t>();
-      for_each_image<scalar_t>(s, [&](std::int64_t image, scalar_t* scratch) {
-        const scalar_t* image_grad = grad_out + image * s.features();
-        if (features) transpose_image(image_grad, scratch, s, /*back=*/true);
-        unpool_image(features ? scratch : image_grad, won + image * s.features(),
-                     out + image * s.height * s.width * s.channels, s);
-      });
+      for_each_image<scalar_t>(
+          s, /*scratch_needed=*/features, [&](std::int64_t image, scalar_t* scratch) {
+            const scalar_t* image_grad = grad_out + image * s.features();
+            if (features) transpose_image(image_grad, scratch, s, /*back=*/true);
+            unpool_image(features ? scratch : image_grad, won + image * s.features(),
+                         out + image * s.height * s.width * s.channels, s);
+          });
     });
     return {grad_in, at::Tensor()};
   }
