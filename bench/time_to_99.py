@@ -10,7 +10,13 @@ stopped, training seconds to 99% without the evaluations, training images/s; the
 the lowest accuracy, ours against Python, and where mnist_ddp's rank 0 spent its training time)
 with the machine, the date and the command.
 
-Usage: bench/time_to_99.py [--build build] [--seeds 5] [--out bench/time_to_99.md]
+With --whole-epoch it measures the recipe's accuracy instead: mnist_ddp and Python on 2 ranks x
+1 thread train the whole epoch without stopping at 99% and evaluate once, at its end; the table
+(bench/final_accuracy.md) gives each seed's final test accuracy, their mean, deviation and lowest,
+and the mean of the per-seed differences with its standard error: whether the two trainers reach
+the same accuracy, beyond seed noise.
+
+Usage: bench/time_to_99.py [--build build] [--seeds 5] [--whole-epoch] [--out FILE]
 """
 import argparse
 import dataclasses
@@ -59,27 +65,31 @@ class Outcome:
     phases: dict | None = None  # mnist_ddp: rank 0's seconds per phase, and "train"
 
 
-def run(binary, setting, seed, workdir):
-    """One run to the target; its outcome from the metrics summary (ours) or the JSON line."""
+def run(binary, setting, seed, workdir, whole_epoch):
+    """One run to the target (or, whole_epoch, to the epoch's end, evaluating there only); its
+    outcome from the metrics summary (ours) or the JSON line."""
     phases = None
     if setting.python:
+        no_target = ["--target", "0", "--eval-every", "0"] if whole_epoch else []
         stdout, _, _ = launch(setting.ranks, [PYTHON, PY_RECIPE, "--data-dir", DATA,
                                               "--seed", str(seed), "--threads",
                                               str(setting.threads), "--master-port",
-                                              str(free_port())], workdir)
+                                              str(free_port()), *no_target], workdir)
         summary = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
     else:
         metrics = os.path.join(workdir, "metrics.jsonl")
+        no_target = ["--target-accuracy", "0", "--eval-every", "0"] if whole_epoch else []
         launch(setting.ranks, [binary, "--config", RECIPE, "--data-dir", DATA, "--seed",
                                str(seed), "--threads", str(setting.threads), "--progress", "off",
-                               "--metrics-file", metrics], workdir, setting.mpirun_options())
+                               "--metrics-file", metrics, *no_target], workdir,
+               setting.mpirun_options())
         records = [json.loads(line) for line in open(metrics)]
         summary = records[-1]
         epoch = [r for r in records if r.get("event") == "epoch"][-1]
         phases = {name: epoch["phases_rank0"][f"{name}_s"] for name in PHASES}
         phases["train"] = epoch["train_s"]
     return Outcome(summary["test_accuracy"],
-                   summary["target_train_s"] if summary["target_reached"] else None,
+                   summary["target_train_s"] if summary.get("target_reached") else None,
                    summary["train_images_per_sec"], phases)
 
 
@@ -139,12 +149,45 @@ def phase_shares(results, seeds):
     return lines
 
 
+def final_accuracy_table(results, seeds, settings):
+    """Per seed, each trainer's final accuracy and images/s; then mean +- deviation (lowest, how
+    many reached 99%), and the per-seed differences, ours minus Python, with their standard
+    error."""
+    header = "| seed | " + " | ".join(f"{s.label}: final accuracy | img/s" for s in settings) + " |"
+    lines = [header, "|" + "---|" * (1 + 2 * len(settings))]
+    for seed in seeds:
+        lines.append(f"| {seed} | " + " | ".join(
+            f"{100 * results[(s, seed)].accuracy:.2f}% | {results[(s, seed)].images_per_sec:,.0f}"
+            for s in settings) + " |")
+    cells = []
+    for setting in settings:
+        accuracies = [100 * results[(setting, seed)].accuracy for seed in seeds]
+        at_target = sum(a >= 100 * TARGET for a in accuracies)
+        speed = statistics.mean(results[(setting, seed)].images_per_sec for seed in seeds)
+        cells.append(f"{statistics.mean(accuracies):.3f}% +- {statistics.stdev(accuracies):.3f} "
+                     f"(lowest {min(accuracies):.2f}%, {at_target}/{len(seeds)} at "
+                     f"{100 * TARGET:.0f}%) | {speed:,.0f}")
+    lines.append("| mean | " + " | ".join(cells) + " |")
+    ours, python = settings
+    differences = [100 * (results[(ours, s)].accuracy - results[(python, s)].accuracy)
+                   for s in seeds]
+    error = statistics.stdev(differences) / len(differences) ** 0.5
+    lines += ["", f"{ours.label} minus {python.label}, per seed: mean "
+              f"{statistics.mean(differences):+.3f} points, standard error {error:.3f}."]
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--out", default=os.path.join(ROOT, "bench/time_to_99.md"))
+    parser.add_argument("--whole-epoch", action="store_true",
+                        help="final accuracy of the whole epoch, ours against Python")
+    parser.add_argument("--out")
     args = parser.parse_args()
+    out = args.out or os.path.join(
+        ROOT, "bench/final_accuracy.md" if args.whole_epoch else "bench/time_to_99.md")
+    settings = SETTINGS[:2] if args.whole_epoch else SETTINGS
     binary = os.path.join(args.build, "mnist_ddp")
     if not os.access(binary, os.X_OK):
         sys.exit(f"{binary} not found: build the program first (scripts/setup.sh)")
@@ -156,11 +199,23 @@ def main():
     results = {}
     with tempfile.TemporaryDirectory() as workdir:
         for seed in seeds:
-            for setting in SETTINGS if seed % 2 else SETTINGS[::-1]:
-                outcome = run(binary, setting, seed, workdir)
+            for setting in settings if seed % 2 else settings[::-1]:
+                outcome = run(binary, setting, seed, workdir, args.whole_epoch)
                 results[(setting, seed)] = outcome
                 print(f"seed {seed}: {setting.label:32} {cell(outcome)}", flush=True)
-    command = "bench/time_to_99.py" + (f" --seeds {args.seeds}" if args.seeds != 5 else "")
+    command = "bench/time_to_99.py" + (f" --seeds {args.seeds}" if args.seeds != 5 else "") + \
+        (" --whole-epoch" if args.whole_epoch else "")
+    if args.whole_epoch:
+        text = "\n".join([
+            f"Machine: {machine()}.",
+            f"Python: bench/python/recipe99.py on Debian's {torch_line.split(',')[0]}.",
+            f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST, "
+            "configs/mnist99.conf and its Python twin on 2 ranks x 1 thread, each training the "
+            "whole epoch (no stop at the target) and evaluating once, at its end.", "",
+            *final_accuracy_table(results, seeds, settings), ""])
+        write_atomically(out, text)
+        print(text)
+        return
     text = "\n".join([
         f"Machine: {machine()}.",
         f"Python: bench/python/recipe99.py on Debian's {torch_line.split(',')[0]}.",
@@ -169,7 +224,7 @@ def main():
         f"evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds are training time to it, "
         "evaluations excluded.", "", *table(results, seeds), "",
         comparison(results, seeds), *phase_shares(results, seeds), ""])
-    write_atomically(args.out, text)
+    write_atomically(out, text)
     print(text)
 
 

@@ -8,7 +8,8 @@ batch 256 split across the ranks, DistributedDataParallel over gloo, a Distribut
 every image pre-loaded and normalised as one tensor (no DataLoader: the batches are index_select
 on it, as mnist_ddp makes them). Every --eval-every steps the ranks evaluate the test set (each
 its share, r, r+W, ...) and stop at the first evaluation at --target; training time excludes the
-evaluations, as mnist_ddp's target_train_s does.
+evaluations, as mnist_ddp's target_train_s does. With --target 0 it trains the whole epoch, and
+with --eval-every 0 it evaluates at the epoch's end only.
 
     mpirun -np 2 /usr/bin/python3 bench/python/recipe99.py --seed 1 --master-port 29511
 
@@ -67,6 +68,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default="data/mnist")
     parser.add_argument("--global-batch-size", type=int, default=256)
+    # As mnist_ddp's --eval-every and --target-accuracy: 0 is the epoch's end only, and no target.
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--target", type=float, default=0.99)
     parser.add_argument("--threads", type=int, default=1)
@@ -107,9 +109,9 @@ def main():
         optimizer.step()
         schedule.step()
         train_s += time.perf_counter() - start
-        if step % args.eval_every == 0 or step == steps:
+        if (args.eval_every and step % args.eval_every == 0) or step == steps:
             accuracy = evaluate(model.module, test_x, test_y, rank, world)
-            if accuracy >= args.target:
+            if args.target and accuracy >= args.target:
                 reached_step = step
                 break
     if rank == 0:

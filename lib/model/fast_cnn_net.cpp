@@ -8,6 +8,7 @@
 
 #include "model/channels_last.hpp"
 #include "model/classifier.hpp"
+#include "model/input_conv_pool.hpp"
 #include "model/pooled_features.hpp"
 
 namespace mnist_ddp::model {
@@ -24,10 +25,9 @@ class FastCnnNet final : public Classifier {
   }
 
   at::Tensor forward(const at::Tensor& images) override {
-    // Note [Channels-last convolutions] in cnn_net.cpp.
-    const at::Tensor input = channels_last_input(images);
     // Max-pool, then ReLU, as the recipe writes it (the same values as ReLU, then max-pool).
-    at::Tensor x = pooled_channels_last(conv1_->forward(input));  // (B, 24, 24, 24) -> 12 x 12
+    // conv1 pools as it goes (Note [The input convolution pools as it goes]).
+    at::Tensor x = input_conv_pool(images, conv1_->weight, conv1_->bias);  // (B, 24, 12, 12)
     x = pooled_features(conv2_->forward(x));  // (B, 32, 10, 10) -> (B, 32 * 5 * 5)
     x = fc1_->forward(x).relu_();             // (B, 256)
     return fc2_->forward(x);                  // (B, 10)

@@ -1,0 +1,57 @@
+// lib/model/pool_window.hpp — provides: pool_window and unpool_window, one 2x2 window of the
+// fused max-pool and ReLU (all channels, forward and backward), and kClipped; shared by the
+// kernels that pool a channels-last map (pooled_features.cpp) and the first layer's convolution
+// that pools as it goes (input_conv_pool.cpp), so that both decide ties, NaN and the ReLU alike.
+#pragma once
+
+#include <cstdint>
+
+#include <ATen/NumericUtils.h>
+
+namespace mnist_ddp::model {
+
+/// A winner byte: the window's maximum was not positive, so the ReLU passes no gradient.
+constexpr std::uint8_t kClipped = 4;
+
+// The per-window loops run along the channels, contiguous in every operand. They are functions
+// of their own because GCC vectorizes them only when restrict-qualified parameters rule out
+// aliasing between the operands. A window is four channel vectors: `top` holds its top-left
+// then (at + channels) its top-right pixel, `bottom` the bottom-left then the bottom-right.
+
+/// One 2x2 window, all channels: its maximum after the ReLU, and which input won (0-3 in row
+/// order, or kClipped).
+template <typename scalar_t>
+void pool_window(const scalar_t* __restrict top, const scalar_t* __restrict bottom,
+                 std::int64_t channels, scalar_t* __restrict best_of,
+                 std::uint8_t* __restrict winner_of) {
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const scalar_t window[4] = {top[c], top[c + channels], bottom[c], bottom[c + channels]};
+    scalar_t best = window[0];
+    std::uint8_t winner = 0;
+    for (std::uint8_t k = 1; k < 4; ++k) {
+      // As ATen: the first maximum in row order wins, and a NaN wins and stays.
+      const bool wins = window[k] > best || at::_isnan(window[k]);
+      best = wins ? window[k] : best;
+      winner = wins ? k : winner;
+    }
+    const bool clipped = best <= scalar_t(0);  // as ATen's ReLU: a NaN passes, gradient too
+    best_of[c] = clipped ? scalar_t(0) : best;
+    winner_of[c] = clipped ? kClipped : winner;
+  }
+}
+
+/// One 2x2 window, all channels: the gradient to the input that won, zero to the others.
+template <typename scalar_t>
+void unpool_window(const scalar_t* __restrict grad_of, const std::uint8_t* __restrict winner_of,
+                   std::int64_t channels, scalar_t* __restrict top, scalar_t* __restrict bottom) {
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const scalar_t grad = grad_of[c];
+    const std::uint8_t winner = winner_of[c];
+    top[c] = winner == 0 ? grad : scalar_t(0);
+    top[c + channels] = winner == 1 ? grad : scalar_t(0);
+    bottom[c] = winner == 2 ? grad : scalar_t(0);
+    bottom[c + channels] = winner == 3 ? grad : scalar_t(0);
+  }
+}
+
+}  // namespace mnist_ddp::model
