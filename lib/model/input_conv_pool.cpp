@@ -26,7 +26,9 @@ namespace {
 // This kernel computes the four outputs of each 2x2 window in registers, a vector of channels per
 // output, pools them there (pool_window), and writes only the pooled map and a winner byte per
 // value. Its backward sends each window's gradient (unpool_window) straight into the weight's:
-// the convolution's full-size output and gradient never exist.
+// the convolution's full-size output and gradient never exist. Measured here, batch 128 on one
+// thread: fastcnn's whole step went from 15.5 to 11.9 ms, and the recipe's images/s on 2 ranks
+// from 1.9x to 2.2x Python's (bench/time_to_99.md).
 // - Sums run in tap order, so values differ from oneDNN's in the last bits. Window outputs tie
 //   where their input patches are equal, which gives the weight the same gradient whichever wins.
 // - The weight gradient is summed per image, then over the images in order: the same bits at any
