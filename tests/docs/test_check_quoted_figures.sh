@@ -7,7 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_quoted_figures.py
-DOCS=(README.md bench/README.md bench/results.md bench/time_to_99.md)
+DOCS=(README.md bench/README.md bench/results.md bench/time_to_99.md bench/final_accuracy.md)
 
 if python3 "$CHECK" "$ROOT" >"$WORK/out" 2>&1; then
   pass "the READMEs quote only bench/results.md's figures"
