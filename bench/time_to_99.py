@@ -205,25 +205,24 @@ def main():
                 print(f"seed {seed}: {setting.label:32} {cell(outcome)}", flush=True)
     command = "bench/time_to_99.py" + (f" --seeds {args.seeds}" if args.seeds != 5 else "") + \
         (" --whole-epoch" if args.whole_epoch else "")
+    header = [f"Machine: {machine()}.",
+              f"Python: bench/python/recipe99.py on Debian's {torch_line.split(',')[0]}."]
+    run_line = f"Run: {datetime.date.today().isoformat()}, `{command}`; "
     if args.whole_epoch:
         text = "\n".join([
-            f"Machine: {machine()}.",
-            f"Python: bench/python/recipe99.py on Debian's {torch_line.split(',')[0]}.",
-            f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST, "
-            "configs/mnist99.conf and its Python twin on 2 ranks x 1 thread, each training the "
-            "whole epoch (no stop at the target) and evaluating once, at its end.", "",
+            *header,
+            run_line + "real MNIST, configs/mnist99.conf and its Python twin on 2 ranks x 1 "
+            "thread, each training the whole epoch (no stop at the target) and evaluating once, "
+            "at its end.", "",
             *final_accuracy_table(results, seeds, settings), ""])
-        write_atomically(out, text)
-        print(text)
-        return
-    text = "\n".join([
-        f"Machine: {machine()}.",
-        f"Python: bench/python/recipe99.py on Debian's {torch_line.split(',')[0]}.",
-        f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST (60,000 training, "
-        f"10,000 test images), configs/mnist99.conf and its Python twin, stopping at the first "
-        f"evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds are training time to it, "
-        "evaluations excluded.", "", *table(results, seeds), "",
-        comparison(results, seeds), *phase_shares(results, seeds), ""])
+    else:
+        text = "\n".join([
+            *header,
+            run_line + "real MNIST (60,000 training, "
+            f"10,000 test images), configs/mnist99.conf and its Python twin, stopping at the first "
+            f"evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds are training time to it, "
+            "evaluations excluded.", "", *table(results, seeds), "",
+            comparison(results, seeds), *phase_shares(results, seeds), ""])
     write_atomically(out, text)
     print(text)
 

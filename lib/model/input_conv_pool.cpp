@@ -53,11 +53,17 @@ struct Geometry {
   std::int64_t gradient_sums() const { return (taps() + 1) * kChannels; }
 };
 
-/// The four input pixels that a tap multiplies in one 2x2 window: `at` is the top-left one's.
+/// The four input pixels that tap (ky, kx) multiplies in the 2x2 window of pooled pixel
+/// (py, px), in the window's row order.
 struct WindowInputs {
   float value[4];
-  WindowInputs(const float* at, std::int64_t width)
-      : value{at[0], at[1], at[width], at[width + 1]} {}
+  WindowInputs(const float* image, const Geometry& g, std::int64_t py, std::int64_t px,
+               std::int64_t ky, std::int64_t kx)
+      : WindowInputs(image + (2 * py + ky) * g.width + 2 * px + kx, g.width) {}
+
+ private:
+  WindowInputs(const float* top_left, std::int64_t width)
+      : value{top_left[0], top_left[1], top_left[width], top_left[width + 1]} {}
 };
 
 /// One image's pooled map (pixels x channels) and winner bytes. `taps` is the weight as
@@ -77,7 +83,7 @@ struct WindowInputs {
       for (std::int64_t ky = 0; ky < g.kernel_height; ++ky) {
         for (std::int64_t kx = 0; kx < g.kernel_width; ++kx) {
           const float* tap = taps + (ky * g.kernel_width + kx) * kChannels;
-          const WindowInputs in(image + (2 * py + ky) * g.width + 2 * px + kx, g.width);
+          const WindowInputs in(image, g, py, px, ky, kx);
           for (int q = 0; q < 4; ++q) {
             for (std::int64_t c = 0; c < kChannels; ++c) window[q][c] += tap[c] * in.value[q];
           }
@@ -110,7 +116,7 @@ struct WindowInputs {
       for (std::int64_t ky = 0; ky < g.kernel_height; ++ky) {
         for (std::int64_t kx = 0; kx < g.kernel_width; ++kx) {
           float* grad_tap = grad_taps + (ky * g.kernel_width + kx) * kChannels;
-          const WindowInputs in(image + (2 * py + ky) * g.width + 2 * px + kx, g.width);
+          const WindowInputs in(image, g, py, px, ky, kx);
           for (std::int64_t c = 0; c < kChannels; ++c) {
             grad_tap[c] += window[0][c] * in.value[0] + window[1][c] * in.value[1] +
                            window[2][c] * in.value[2] + window[3][c] * in.value[3];
