@@ -171,8 +171,11 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   distributed::run_agreed(world, "comparing the options",
                           [&] { distributed::check_same_options(world, config); });
   distributed::DevicePlan plan;
-  distributed::run_agreed(world, "planning the devices",
-                          [&] { plan = distributed::plan_devices(config, world); });
+  train::GraphPlan graphs;
+  distributed::run_agreed(world, "planning the devices", [&] {
+    plan = distributed::plan_devices(config, world);
+    graphs = train::plan_cuda_graph(config, plan, world.size());
+  });
   std::unique_ptr<distributed::Communicator> communicator;
   distributed::run_agreed(world, "setting up the communicator", [&] {
     communicator = distributed::make_communicator(world, plan, config.comm_timeout);
@@ -183,7 +186,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   const DataSets data = load_data(world, config, plan, comm, log, outputs, faults);
 
   report::print_banner(log, config);
-  report::print_execution(log, plan, config);
+  report::print_execution(log, plan, config, graphs);
   const std::vector<distributed::RankPlacement> layout =
       distributed::gather_layout(world, plan.device_text, threads);
   report::print_layout(log, layout, world.node_count());
@@ -191,7 +194,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const std::shared_ptr<model::Classifier> model = model::make_model(config.model);
   model->to(plan.device);
-  train::Trainer trainer(config, plan, comm, *model, data.train, data.test);
+  train::Trainer trainer(config, plan, comm, *model, data.train, data.test, graphs);
   checkpoint::Checkpointer checkpointer(config, world, comm, log);
   const std::optional<checkpoint::CheckpointContents> saved = checkpointer.load();
   if (config.eval_only) {

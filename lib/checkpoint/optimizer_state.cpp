@@ -13,14 +13,10 @@
 #include "common/error.hpp"
 
 namespace mnist_ddp::checkpoint {
+
 namespace {
 
-// LibTorch 1.13 keys optimizer state by the text of the parameter's TensorImpl address,
-// LibTorch 2.x by the address itself; the map's key type says which.
-using StateMap = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>;
-using StateKey = typename StateMap::key_type;
-using StatePointer = typename StateMap::mapped_type;
-
+// A template, so that only the branch of this LibTorch's key type is compiled.
 template <typename Key>
 Key key_of(const at::Tensor& parameter) {
   if constexpr (std::is_same_v<Key, std::string>) {
@@ -31,6 +27,16 @@ Key key_of(const at::Tensor& parameter) {
     return parameter.unsafeGetTensorImpl();
   }
 }
+
+}  // namespace
+
+OptimizerStateKey optimizer_state_key(const at::Tensor& parameter) {
+  return key_of<OptimizerStateKey>(parameter);
+}
+
+namespace {
+
+using StatePointer = typename OptimizerStateMap::mapped_type;
 
 std::string prefix(size_t index) { return "optimizer/" + std::to_string(index) + "/"; }
 
@@ -118,7 +124,7 @@ NamedTensors optimizer_state_tensors(torch::optim::Optimizer& optimizer,
                                      const std::vector<at::Tensor>& parameters) {
   NamedTensors tensors;
   for (size_t i = 0; i < parameters.size(); ++i) {
-    const auto found = optimizer.state().find(key_of<StateKey>(parameters[i]));
+    const auto found = optimizer.state().find(optimizer_state_key(parameters[i]));
     if (found == optimizer.state().end()) continue;
     if (const auto* sgd = dynamic_cast<const torch::optim::SGDParamState*>(found->second.get())) {
       tensors.emplace_back(prefix(i) + "momentum_buffer", sgd->momentum_buffer());
@@ -142,17 +148,17 @@ void load_optimizer_state(torch::optim::Optimizer& optimizer,
                           const std::map<std::string, at::Tensor>& saved) {
   const bool is_adam = dynamic_cast<torch::optim::Adam*>(&optimizer) != nullptr;
   // Every state is built and checked first; the optimizer changes only once all of them fit.
-  std::vector<std::pair<StateKey, StatePointer>> states;
+  std::vector<std::pair<OptimizerStateKey, StatePointer>> states;
   for (size_t i = 0; i < parameters.size(); ++i) {
     const at::Tensor& p = parameters[i];
     if (is_adam) {
       if (StatePointer state = adam_state(saved, i, p)) {
-        states.emplace_back(key_of<StateKey>(p), std::move(state));
+        states.emplace_back(optimizer_state_key(p), std::move(state));
       }
     } else if (saved.count(prefix(i) + "momentum_buffer")) {
       auto state = std::make_unique<torch::optim::SGDParamState>();
       state->momentum_buffer(fitting(saved, prefix(i) + "momentum_buffer", p));
-      states.emplace_back(key_of<StateKey>(p), std::move(state));
+      states.emplace_back(optimizer_state_key(p), std::move(state));
     }
   }
   optimizer.state().clear();

@@ -1,11 +1,12 @@
 // lib/checkpoint/optimizer_state.hpp — provides: optimizer_state_tensors and load_optimizer_state,
 // the per-parameter state of SGD (momentum buffers) and Adam (step, moments) as named tensors,
 // so checkpoints hold plain arrays rather than LibTorch's pickled archives; check_fits, the check
-// that a saved tensor fits the tensor it is loaded into, and type_name.
+// that a saved tensor fits the tensor it is loaded into, type_name, and optimizer_state_key.
 #pragma once
 
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,14 @@
 namespace mnist_ddp::checkpoint {
 
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+
+// LibTorch 1.13 keys optimizer state by the text of the parameter's TensorImpl address,
+// LibTorch 2.x by the address itself; the map's key type says which.
+using OptimizerStateMap = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>;
+using OptimizerStateKey = typename OptimizerStateMap::key_type;
+
+/// The key of `parameter`'s entry in Optimizer::state().
+OptimizerStateKey optimizer_state_key(const at::Tensor& parameter);
 
 /// "optimizer/<parameter index>/<field>" for every state the optimizer holds; parameters
 /// without state yet (before the first step) have no entries.

@@ -120,6 +120,22 @@ at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, in
   return states;
 }
 
+/// The checkpoint's CUDA generator states, undefined when it has none (written on the CPU, or
+/// before they were kept), else checked to be uint8 with a row per rank. Their width is the CUDA
+/// generator's to judge: the trainer's set_state names a row it refuses.
+at::Tensor checked_cuda_rng_states(const std::map<std::string, at::Tensor>& saved, int world_size) {
+  const auto found = saved.find("cuda_rng_states");
+  if (found == saved.end()) return {};
+  const at::Tensor& states = found->second;
+  if (states.dim() != 2 || states.size(0) != world_size || states.scalar_type() != at::kByte) {
+    throw CheckpointError("the checkpoint's CUDA RNG states 'cuda_rng_states' are " +
+                          type_name(states.scalar_type()) + " of shape " +
+                          c10::str(states.sizes()) + ", not a uint8 row for each of its " +
+                          std::to_string(world_size) + " ranks");
+  }
+  return states;
+}
+
 }  // namespace
 
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current) {
@@ -144,7 +160,8 @@ std::string shape_differences(const nlohmann::json& saved, const nlohmann::json&
 CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64_t train_size,
                                    int world_size, const TrainProgress& progress,
                                    model::Classifier& model, torch::optim::Optimizer& optimizer,
-                                   const at::Tensor& rng_states) {
+                                   const at::Tensor& rng_states,
+                                   const at::Tensor& cuda_rng_states) {
   CheckpointContents contents;
   contents.meta = to_json({world_size, progress, training_shape(config, train_size)});
   for (const auto& item : model.named_parameters()) {
@@ -157,6 +174,7 @@ CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64
     contents.tensors.push_back(std::move(entry));
   }
   contents.tensors.emplace_back("rng_states", rng_states);
+  if (cuda_rng_states.defined()) contents.tensors.emplace_back("cuda_rng_states", cuda_rng_states);
   return contents;
 }
 
@@ -177,10 +195,12 @@ RestoredRun restore_checkpoint(const CheckpointContents& contents,
   const std::map<std::string, at::Tensor> saved = by_name(contents);
   const auto module_tensors = checked_module_tensors(saved, model);
   at::Tensor rng_states = checked_rng_states(saved, meta.world_size);
+  at::Tensor cuda_rng_states = checked_cuda_rng_states(saved, meta.world_size);
   // Checks every entry before it replaces the optimizer's state.
   load_optimizer_state(optimizer, model.parameters(), saved);
   copy_module_tensors(module_tensors);
-  return RestoredRun{meta.progress, meta.world_size, std::move(rng_states)};
+  return RestoredRun{meta.progress, meta.world_size, std::move(rng_states),
+                     std::move(cuda_rng_states)};
 }
 
 void restore_model(const CheckpointContents& contents, const std::string& model_name,

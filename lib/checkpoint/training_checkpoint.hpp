@@ -16,23 +16,27 @@
 namespace mnist_ddp::checkpoint {
 
 /// The checkpoint of a run: `rng_states` is (world size, state bytes), uint8, one CPU generator
-/// state (get_state()) per rank, so dropout continues exactly when the world size is unchanged.
+/// state (get_state()) per rank, so dropout continues exactly when the world size is unchanged;
+/// `cuda_rng_states` the same for each rank's CUDA generator, for a run on GPUs (undefined on
+/// the CPU: then the checkpoint has none).
 CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64_t train_size,
                                    int world_size, const TrainProgress& progress,
                                    model::Classifier& model, torch::optim::Optimizer& optimizer,
-                                   const at::Tensor& rng_states);
+                                   const at::Tensor& rng_states, const at::Tensor& cuda_rng_states);
 
 /// What a checkpoint restores besides parameters and optimizer state.
 struct RestoredRun {
   TrainProgress progress;
-  int world_size = 0;     // of the run that wrote it
-  at::Tensor rng_states;  // (that world size, state bytes)
+  int world_size = 0;          // of the run that wrote it
+  at::Tensor rng_states;       // (that world size, state bytes)
+  at::Tensor cuda_rng_states;  // the same for CUDA generators; undefined when it has none
 };
 
 /// Checks that `contents` was written for this model, options and data set size (throws
 /// CheckpointError listing every difference) and that every tensor fits: parameters, buffers and
 /// optimizer state present with the model's shapes and types, RNG states that the CPU generator
-/// accepts (throws CheckpointError naming the tensor). Only then loads parameters, buffers and
+/// accepts, CUDA generator states (if any) with a uint8 row per rank (throws CheckpointError
+/// naming the tensor). Only then loads parameters, buffers and
 /// optimizer state into `model` and `optimizer` (on their devices): a refused checkpoint
 /// changes neither (Note [Restore is all or nothing]).
 RestoredRun restore_checkpoint(const CheckpointContents& contents,

@@ -52,6 +52,7 @@ std::vector<std::pair<std::string, std::string>> describe_config(const TrainConf
       {"backend", c.backend},
       {"mode", c.mode},
       {"precision", c.precision},
+      {"cuda-graph", c.cuda_graph},
       {"checkpoint-dir", path(c.checkpoint_dir)},
       {"checkpoint-every", text(c.checkpoint_every)},
       {"keep-last", text(c.keep_last)},

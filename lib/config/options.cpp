@@ -142,7 +142,11 @@ po::options_description training_options(TrainConfig& config) {
       "GPU, like torch.nn.DataParallel; needs CUDA)")(
       "precision", po::value(&config.precision)->default_value(defaults.precision),
       "fp32 or bf16 (forward under autocast in bfloat16; weights, gradients and optimizer in "
-      "fp32)");
+      "fp32)")(
+      "cuda-graph", po::value(&config.cuda_graph)->default_value(defaults.cuda_graph),
+      "auto, on or off: capture one whole training step (batch, forward, backward, NCCL "
+      "allreduces, optimizer) as a CUDA graph and replay it; auto: on when training on CUDA "
+      "where a step can be captured, else eager (the banner says why)");
 
   po::options_description checkpoints("Checkpoints", kHelpWidth, kHelpDescriptionWidth);
   checkpoints.add_options()(
@@ -362,6 +366,8 @@ void validate(const TrainConfig& c) {
   require(c.mode == "ddp" || c.mode == "dp", "mode", "one of ddp, dp", c.mode);
   require(c.precision == "fp32" || c.precision == "bf16", "precision", "one of fp32, bf16",
           c.precision);
+  require(c.cuda_graph == "auto" || c.cuda_graph == "on" || c.cuda_graph == "off", "cuda-graph",
+          "one of auto, on, off", c.cuda_graph);
   require(c.device != "cpu" || c.backend != "nccl", "backend",
           "mpi or auto with --device cpu (NCCL works on GPU memory only)", c.backend);
   require(c.device != "cpu" || c.mode != "dp", "mode",

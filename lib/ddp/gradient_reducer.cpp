@@ -50,7 +50,10 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
           bucket.flat.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
     }
-    if (last) stop_flag_ = bucket.flat.narrow(0, total, 1);
+    if (last) {
+      stop_flag_ = bucket.flat.narrow(0, total, 1);
+      stop_request_ = at::zeros_like(stop_flag_);
+    }
     buckets_.push_back(std::move(bucket));
   }
 
@@ -78,12 +81,16 @@ void GradientReducer::zero_grad() {
   for (Bucket& bucket : buckets_) bucket.flat.zero_();
 }
 
-void GradientReducer::prepare_backward(bool communicate, bool stop_requested) {
+void GradientReducer::request_stop(bool stop_requested) {
+  stop_request_.fill_(stop_requested ? 1.0 : 0.0);
+}
+
+void GradientReducer::prepare_backward(bool communicate) {
   communicate_ = communicate && (comm_.size() > 1 || communicate_alone_);
   for (Bucket& bucket : buckets_) bucket.pending = bucket.parameters.size();
   next_to_launch_ = 0;
   if (communicate_) timings_.clear();
-  stop_flag_.fill_(stop_requested ? 1.0 : 0.0);
+  stop_flag_.copy_(stop_request_);
 }
 
 // Note [Bucket launch order]

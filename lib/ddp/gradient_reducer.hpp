@@ -46,10 +46,15 @@ class GradientReducer {
   /// would replace the gradients by fresh tensors outside the buckets.
   void zero_grad();
 
+  /// Whether this rank asks to stop; rides along with the next communicating step's gradients
+  /// (Note [Stop agreement]). A host write into a tensor of its own, so a captured step
+  /// (Note [The step as one CUDA graph]) reads the request of each replay, not of its capture.
+  void request_stop(bool stop_requested);
+
   /// Call before each backward. `communicate`: this is the last backward before the optimizer
-  /// step (earlier micro-batches of --grad-accum only accumulate, like DDP's no_sync).
-  /// `stop_requested` rides along with the gradients (Note [Stop agreement]).
-  void prepare_backward(bool communicate, bool stop_requested);
+  /// step (earlier micro-batches of --grad-accum only accumulate, like DDP's no_sync). Copies the
+  /// stop request into the last bucket, which zero_grad() cleared.
+  void prepare_backward(bool communicate);
 
   /// After the last backward of a step: launches the buckets still waiting (in bucket order),
   /// waits for every bucket and leaves the averaged gradients in place.
@@ -98,7 +103,8 @@ class GradientReducer {
   at::ScalarType wire_dtype_;
   bool communicate_alone_;
   std::vector<Bucket> buckets_;
-  at::Tensor stop_flag_;  // the last element of the last bucket
+  at::Tensor stop_flag_;     // the last element of the last bucket
+  at::Tensor stop_request_;  // this rank's request, copied into stop_flag_ by prepare_backward
   bool communicate_ = false;
   size_t next_to_launch_ = 0;  // buckets before it have been launched in this backward
   // Per parameter: whether it got a gradient in a backward since the last finish().

@@ -39,6 +39,13 @@ struct EventDestroyer {
 };
 using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
 
+/// An event for ordering only (no timing).
+Event new_event() {
+  cudaEvent_t event = nullptr;
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  return Event(event);
+}
+
 ncclDataType_t nccl_type_of(const at::Tensor& tensor, const char* collective) {
   switch (tensor.scalar_type()) {
     case at::kFloat:
@@ -281,12 +288,7 @@ NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
   Started started;
   started.what = what + " (collective #" + std::to_string(++started_) + ")";
   settle(locked(call), started.what);
-  Event done;
-  {
-    cudaEvent_t event = nullptr;
-    MDDP_CUDA_CHECK(cuda_runtime().cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    done.reset(event);
-  }
+  Event done = new_event();
   MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), stream_));
   started.done = done.release();
   return started;
@@ -294,6 +296,7 @@ NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
 
 bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
+  if (capturing_) return false;  // Note [Collectives in a captured step]
   const cudaError_t query = cuda_runtime().cudaEventQuery(done);
   if (query == cudaSuccess) {
     MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, done, 0));
@@ -318,7 +321,29 @@ void NcclCommunicator::hand_over(cudaEvent_t done, std::string what) {
   Event owned(done);  // released to the watchdog once the stream wait is in place
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
   MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, owned.get(), 0));
+  if (capturing_) {  // Note [Collectives in a captured step]
+    captured_events_.push_back(owned.release());
+    return;
+  }
   watchdog_->watch(owned.release(), std::move(what));
+}
+
+void NcclCommunicator::begin_capture() {
+  if (failed_) fail("capture", "the communicator was aborted by an earlier error");
+  capturing_ = true;
+}
+
+void NcclCommunicator::end_capture() {
+  capturing_ = false;
+  for (cudaEvent_t event : captured_events_) cuda_runtime().cudaEventDestroy(event);
+  captured_events_.clear();
+}
+
+void NcclCommunicator::watch_caller_stream(std::string what) {
+  if (failed_) fail(what, "the communicator was aborted by an earlier error");
+  Event done = new_event();
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream_));
+  watchdog_->watch(done.release(), std::move(what));
 }
 
 bool NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {

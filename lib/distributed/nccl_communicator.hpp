@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "distributed/communicator.hpp"
 #include "distributed/nccl_watchdog.hpp"
@@ -40,6 +41,17 @@ namespace mnist_ddp::distributed {
 // nothing takes them the other way round. When the watchdog aborts, it keeps the lock until the
 // process ends, so no thread enters the aborted communicator. ncclGetLastError reads a
 // process-wide message, not the communicator, and takes no lock.
+
+// Note [Collectives in a captured step]. A training step captured as a CUDA graph (Note [The
+// step as one CUDA graph] in lib/train/graphed_step.cpp) holds its bucket allreduces: enqueued
+// during the capture as usual, they join it through the caller's stream (the events of Note
+// [NCCL stream ordering] become the graph's edges), and every replay runs them again. Events
+// recorded inside a capture belong to it: querying one is an error, and its end on the host
+// means nothing for later replays. So between begin_capture and end_capture a collective is
+// never tested done, waiting for it only orders the caller's stream after it, and nothing goes
+// to the watchdog; after each replay, watch_caller_stream gives the watchdog an event recorded
+// behind the replay, whose end is the end of the replay's collectives, so a peer that stalls
+// in a replayed step still ends the job within the timeout.
 
 /// Communicator over NCCL: one rank per GPU, every rank on the device it selected beforehand.
 class NcclCommunicator final : public Communicator {
@@ -73,6 +85,15 @@ class NcclCommunicator final : public Communicator {
   at::Tensor all_gather(const at::Tensor& tensor) override;
   /// A one-element allreduce, waited for.
   void barrier() override;
+
+  /// The stream the caller's work runs on from now on (Note [NCCL stream ordering]).
+  void set_caller_stream(cudaStream_t stream) { caller_stream_ = stream; }
+  /// The caller's stream is being captured into a CUDA graph until end_capture (Note
+  /// [Collectives in a captured step]).
+  void begin_capture();
+  void end_capture();
+  /// Has the watchdog watch an event recorded now on the caller's stream, named `what`.
+  void watch_caller_stream(std::string what);
 
  private:
   /// An allreduce in flight (what all_reduce_async returns); reaches the waits below.
@@ -132,6 +153,8 @@ class NcclCommunicator final : public Communicator {
   double timeout_seconds_;
   std::int64_t started_ = 0;  // collectives started, for error messages
   bool failed_ = false;       // aborted after an error: nothing may be enqueued any more
+  bool capturing_ = false;    // between begin_capture and end_capture
+  std::vector<cudaEvent_t> captured_events_;  // waited for in the capture; released at its end
 };
 
 }  // namespace mnist_ddp::distributed

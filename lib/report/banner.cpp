@@ -21,7 +21,7 @@ void print_banner(const Log& log, const config::TrainConfig& c) {
 }
 
 void print_execution(const Log& log, const distributed::DevicePlan& plan,
-                     const config::TrainConfig& c) {
+                     const config::TrainConfig& c, const train::GraphPlan& graphs) {
   std::string transport = plan.backend;
   if (!plan.replicas.empty()) {
     transport = "none: " + std::to_string(plan.replicas.size()) +
@@ -32,6 +32,9 @@ void print_execution(const Log& log, const distributed::DevicePlan& plan,
   log.line("# execution: --mode %s on %s, precision %s, gradient transport %s", c.mode.c_str(),
            plan.on_cuda() ? "cuda" : "cpu", c.precision.c_str(), transport.c_str());
   if (!plan.note.empty()) log.line("# note: %s", plan.note.c_str());
+  if (plan.on_cuda()) {
+    log.line("# cuda graph: %s (%s)", graphs.capture ? "on" : "off", graphs.reason.c_str());
+  }
 }
 
 void print_layout(const Log& log, const std::vector<distributed::RankPlacement>& layout,

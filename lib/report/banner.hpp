@@ -10,6 +10,7 @@
 #include "distributed/rank_placement.hpp"
 #include "report/accuracy_milestones.hpp"
 #include "report/rank_stats.hpp"
+#include "train/graph_plan.hpp"
 #include "train/train_reports.hpp"
 
 namespace mnist_ddp::report {
@@ -17,10 +18,10 @@ namespace mnist_ddp::report {
 /// Versions, then every setting of `config`, one per line.
 void print_banner(const Log& log, const config::TrainConfig& config);
 
-/// Mode, device type, precision and how gradients travel, and the plan's note (a fallback forced
-/// by some ranks) if any.
+/// Mode, device type, precision and how gradients travel, the plan's note (a fallback forced
+/// by some ranks) if any and, on CUDA, whether the steps replay a CUDA graph and why.
 void print_execution(const Log& log, const distributed::DevicePlan& plan,
-                     const config::TrainConfig& config);
+                     const config::TrainConfig& config, const train::GraphPlan& graphs);
 
 /// One line per rank, in rank order, with the number of nodes.
 void print_layout(const Log& log, const std::vector<distributed::RankPlacement>& layout,

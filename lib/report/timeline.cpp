@@ -16,8 +16,9 @@ namespace mnist_ddp::report {
 namespace {
 
 constexpr std::int64_t kFields = 5;
-constexpr const char* kSpanNames[] = {"data",      "forward",   "backward", "comm_wait",
-                                      "optimizer", "allreduce", "evaluate", "checkpoint"};
+constexpr const char* kSpanNames[] = {"data",      "forward",    "backward",
+                                      "comm_wait", "optimizer",  "allreduce",
+                                      "evaluate",  "checkpoint", "graphed_step"};
 constexpr double kUnknownName = -1;
 
 double name_index(const char* name) {

@@ -20,7 +20,7 @@ struct EvalResult {
 /// Where this rank's training time went, in seconds.
 struct PhaseTimes {
   double data = 0;       // gathering and normalizing batches
-  double forward = 0;    // forward pass and loss
+  double forward = 0;    // forward pass and loss; under --cuda-graph a graphed step, whole
   double backward = 0;   // backward pass, with the bucket allreduces it starts
   double comm_wait = 0;  // waiting for the gradient allreduces to finish
   double optimizer = 0;  // optimizer step
@@ -40,7 +40,7 @@ using TraceClock = std::chrono::steady_clock;
 /// A stretch of this rank's time, for timelines: a training phase, an allreduce, an evaluation.
 struct Span {
   const char* name = "";  // "data", "forward", "backward", "comm_wait", "optimizer",
-                          // "allreduce", "evaluate", "checkpoint"
+                          // "allreduce", "evaluate", "checkpoint", "graphed_step"
   TraceClock::time_point start;
   TraceClock::time_point end;
   std::int64_t step = 0;   // the optimizer step it belongs to (1-based)

@@ -23,6 +23,9 @@ using Clock = std::chrono::steady_clock;
 // every this many steps (a few milliseconds of MNIST work); on the CPU, after every step.
 constexpr std::int64_t kCudaStopCheckSteps = 100;
 
+// Eager steps before a step is captured (Note [The step as one CUDA graph]).
+constexpr int kGraphWarmupSteps = 3;
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -44,6 +47,11 @@ at::Generator& cpu_generator() {
   return generator;
 }
 
+/// LibTorch's default generator of a CUDA device (a handle: changes reach the generator).
+at::Generator cuda_generator(c10::Device device) {
+  return at::globalContext().defaultGenerator(device);
+}
+
 /// Optimizer steps that train `samples` images of one rank.
 std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64_t grad_accum) {
   const std::int64_t batches = (samples + batch_size - 1) / batch_size;
@@ -54,7 +62,8 @@ std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64
 
 Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
                  distributed::Communicator& comm, model::Classifier& model,
-                 const data::Dataset& train_set, const data::Dataset& test_set)
+                 const data::Dataset& train_set, const data::Dataset& test_set,
+                 const GraphPlan& graphs)
     : config_(config),
       device_(plan.device),
       comm_(comm),
@@ -66,6 +75,7 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       sampler_(train_set.size(), comm.size(), comm.rank(), config.seed, /*shuffle=*/true,
                config.drop_last),
       optimizer_(make_optimizer(config, model.parameters())),
+      device_optimizer_(*optimizer_),
       schedule_(config.lr_schedule, config.lr, config.warmup_steps, total_steps()),
       reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype),
                config.communicate_alone),
@@ -73,6 +83,12 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       window_tally_(device_) {
   if (config.mode == "dp") {
     replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
+  }
+  if (graphs.capture) {
+    cursor_ =
+        std::make_unique<data::ShardCursor>(config.batch_size, sampler_.num_samples(), device_);
+    graphed_ = std::make_unique<GraphedStep>([this] { step_on_device(); }, device_, comm_,
+                                             kGraphWarmupSteps);
   }
   ddp::broadcast_parameters(comm_, model_, config.communicate_alone);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
@@ -169,7 +185,8 @@ at::Tensor Trainer::train_micro_batch(const at::Tensor& indices, int micro_batch
   clock.lap(&PhaseTimes::forward, "forward");
   // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
   // preemption signal costs no extra message per step.
-  reducer_.prepare_backward(communicate, /*stop_requested=*/hooks.stop_requested());
+  reducer_.request_stop(hooks.stop_requested());
+  reducer_.prepare_backward(communicate);
   // The micro-batch's loss (the sum of the replicas' weighted shares under --mode dp).
   at::Tensor detached = losses[0].detach();
   for (size_t r = 1; r < losses.size(); ++r) detached = detached + losses[r].detach().to(device_);
@@ -182,8 +199,46 @@ at::Tensor Trainer::train_micro_batch(const at::Tensor& indices, int micro_batch
   return detached;
 }
 
+void Trainer::step_on_device() {
+  reducer_.zero_grad();
+  const data::Batch batch = train_batches_.make(cursor_->next());
+  const at::Tensor loss = micro_batch_losses(batch).at(0);
+  reducer_.prepare_backward(/*communicate=*/true);
+  torch::autograd::backward({loss});
+  reducer_.finish();
+  device_optimizer_.apply();
+  const at::Tensor detached = loss.detach();
+  epoch_tally_.sum_loss(detached);
+  window_tally_.sum_loss(detached);
+}
+
+Trainer::StepResult Trainer::graphed_step(const at::Tensor& shard, std::int64_t& first,
+                                          const TrainerHooks& hooks) {
+  StepResult step;
+  step.graphed = true;
+  PhaseClock clock(step.phases, hooks.on_span, progress_.step + 1);
+  const std::int64_t size = config_.batch_size;
+  if (hooks.on_batch) hooks.on_batch(shard.narrow(0, first, size));
+  reducer_.request_stop(hooks.stop_requested());
+  step.lr = schedule_.lr_at(progress_.step);
+  device_optimizer_.prepare(step.lr);
+  graphed_->run();
+  clock.lap(&PhaseTimes::forward, "graphed_step");
+  epoch_tally_.count_loss();
+  window_tally_.count_loss();
+  step.images = size;
+  progress_.position += size * comm_.size();
+  first += size;
+  ++progress_.step;
+  return step;
+}
+
 Trainer::StepResult Trainer::train_step(const at::Tensor& shard, std::int64_t& first,
                                         const TrainerHooks& hooks) {
+  // The last partial batch of an epoch has a shape of its own: it runs eagerly.
+  if (graphed_ && shard.size(0) - first >= config_.batch_size) {
+    return graphed_step(shard, first, hooks);
+  }
   const std::int64_t batches_left =
       (shard.size(0) - first + config_.batch_size - 1) / config_.batch_size;
   const int micro_batches =
@@ -206,8 +261,8 @@ Trainer::StepResult Trainer::train_step(const at::Tensor& shard, std::int64_t& f
   reducer_.finish();
   clock.lap(&PhaseTimes::comm_wait, "comm_wait");
   step.lr = schedule_.lr_at(progress_.step);
-  for (auto& group : optimizer_->param_groups()) group.options().set_lr(step.lr);
-  optimizer_->step();
+  device_optimizer_.prepare(step.lr);
+  device_optimizer_.apply();
   if (replicas_) replicas_->broadcast_parameters();
   clock.lap(&PhaseTimes::optimizer, "optimizer");
   ++progress_.step;
@@ -216,7 +271,7 @@ Trainer::StepResult Trainer::train_step(const at::Tensor& shard, std::int64_t& f
 
 void Trainer::report_step(const StepResult& step, std::int64_t samples_left,
                           const TrainerHooks& hooks) {
-  if (hooks.on_span && (comm_.size() > 1 || config_.communicate_alone)) {
+  if (hooks.on_span && !step.graphed && (comm_.size() > 1 || config_.communicate_alone)) {
     for (const ddp::GradientReducer::CollectiveTiming& t : reducer_.last_collectives())
       hooks.on_span(Span{"allreduce", t.launched, t.done, progress_.step, t.bytes});
   }
@@ -243,6 +298,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   sampler_.set_epoch(progress_.epoch);
   // On the training device, so that batches are gathered there (Dataset lives there too).
   const at::Tensor shard = sampler_.indices_from(progress_.position).to(device_);
+  if (cursor_) cursor_->start(shard);
   std::int64_t first = 0;
   PhaseTimes phases;
   double evaluation_seconds = 0;  // of this epoch's --eval-every evaluations
@@ -348,8 +404,11 @@ void Trainer::checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoi
 checkpoint::CheckpointContents Trainer::checkpoint() {
   gather_epoch_sums();
   const at::Tensor rng_states = comm_.all_gather(cpu_generator().get_state());
+  // On a GPU, dropout draws from the device's generator.
+  const at::Tensor cuda_rng_states =
+      device_.is_cuda() ? comm_.all_gather(cuda_generator(device_).get_state()) : at::Tensor();
   return checkpoint::make_checkpoint(config_, train_set_.size(), comm_.size(), progress_, model_,
-                                     *optimizer_, rng_states);
+                                     *optimizer_, rng_states, cuda_rng_states);
 }
 
 void Trainer::restore(const checkpoint::CheckpointContents& contents) {
@@ -370,6 +429,15 @@ void Trainer::restore(const checkpoint::CheckpointContents& contents) {
   if (replicas_) replicas_->broadcast_parameters();
   if (run.world_size == comm_.size()) {
     cpu_generator().set_state(run.rng_states[comm_.rank()]);
+    if (device_.is_cuda() && run.cuda_rng_states.defined()) {
+      try {
+        cuda_generator(device_).set_state(run.cuda_rng_states[comm_.rank()]);
+      } catch (const c10::Error& e) {
+        throw CheckpointError("the checkpoint's CUDA RNG state of rank " +
+                              std::to_string(comm_.rank()) + " is not one that " + device_.str() +
+                              "'s generator accepts: " + e.what_without_backtrace());
+      }
+    }
   } else {  // another world: fresh dropout streams, still reproducible
     torch::manual_seed(dropout_seed(config_.seed, comm_.rank(), progress_.step));
   }

@@ -17,12 +17,16 @@
 #include "config/train_config.hpp"
 #include "data/batch_maker.hpp"
 #include "data/distributed_sampler.hpp"
+#include "data/shard_cursor.hpp"
 #include "ddp/gradient_reducer.hpp"
 #include "ddp/model_replicas.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/device_plan.hpp"
 #include "model/classifier.hpp"
+#include "train/device_optimizer.hpp"
 #include "train/evaluator.hpp"
+#include "train/graph_plan.hpp"
+#include "train/graphed_step.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/phase_clock.hpp"
 #include "train/train_reports.hpp"
@@ -53,12 +57,15 @@ struct TrainerHooks {
 /// Trains `model` on this rank's shard of `train_set`. Every rank must construct it with the
 /// same configuration and data; parameters are broadcast from rank 0 at construction. Model and
 /// data sets must already be on `plan.device`; under --mode dp the trainer adds a replica on each
-/// other device of `plan.replicas` (Note [DataParallel replicas]).
+/// other device of `plan.replicas` (Note [DataParallel replicas]). With `graphs.capture`, every
+/// full-batch step runs as GraphedStep's body (Note [The step as one CUDA graph]): on CUDA a
+/// replayed graph, on the CPU the same device work run eagerly, with the same results as the
+/// eager step.
 class Trainer {
  public:
   Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
           distributed::Communicator& comm, model::Classifier& model, const data::Dataset& train_set,
-          const data::Dataset& test_set);
+          const data::Dataset& test_set, const GraphPlan& graphs = {});
 
   /// Trains until --epochs, --max-steps, --target-accuracy or an agreed stop.
   TrainSummary run(const TrainerHooks& hooks);
@@ -90,10 +97,17 @@ class Trainer {
     std::int64_t images = 0;  // of this rank
     double lr = 0;            // the learning rate it used
     PhaseTimes phases;
+    bool graphed = false;  // run by graphed_ (its collectives are not timed one by one)
   };
   /// One optimizer step: up to --grad-accum micro-batches of `shard` from position `first`
   /// (advanced past them), communicating on the last, then the optimizer.
   StepResult train_step(const at::Tensor& shard, std::int64_t& first, const TrainerHooks& hooks);
+  /// A full-batch step at `first` (advanced past it) by graphed_: the host's part around
+  /// graphed_->run().
+  StepResult graphed_step(const at::Tensor& shard, std::int64_t& first, const TrainerHooks& hooks);
+  /// The device work of a graphed step: the batch at cursor_'s position, forward, backward with
+  /// the bucket allreduces, the optimizer's apply() and the loss sums.
+  void step_on_device();
   /// Forward and backward of the micro-batch `indices`, one of `micro_batches` in the step; the
   /// bucket allreduces start during its backward when `communicate`. Returns its detached loss.
   at::Tensor train_micro_batch(const at::Tensor& indices, int micro_batches, bool communicate,
@@ -133,9 +147,14 @@ class Trainer {
   data::BatchMaker test_batches_;
   data::DistributedSampler sampler_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  LrSchedule schedule_;  // after sampler_: its length is counted in the sampler's epochs
+  DeviceOptimizer
+      device_optimizer_;  // steps optimizer_ (Note [An optimizer step without host values])
+  LrSchedule schedule_;   // after sampler_: its length is counted in the sampler's epochs
   ddp::GradientReducer reducer_;
   std::unique_ptr<ddp::ModelReplicas> replicas_;  // --mode dp only
+  // --cuda-graph (graphs.capture) only: the epoch's shard on the device and the captured step.
+  std::unique_ptr<data::ShardCursor> cursor_;
+  std::unique_ptr<GraphedStep> graphed_;
   checkpoint::TrainProgress progress_;
   // This rank's sums since they were last gathered into progress_, and since the last log window.
   TrainingTally epoch_tally_;

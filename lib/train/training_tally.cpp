@@ -9,9 +9,11 @@ TrainingTally::TrainingTally(c10::Device device)
     : loss_sum_(at::zeros({}, at::TensorOptions(at::kDouble).device(device))) {}
 
 void TrainingTally::add_loss(const at::Tensor& loss) {
-  loss_sum_ += loss;
-  ++losses_;
+  sum_loss(loss);
+  count_loss();
 }
+
+void TrainingTally::sum_loss(const at::Tensor& loss) { loss_sum_.add_(loss); }
 
 void TrainingTally::add_step(std::int64_t images, const PhaseTimes& phases) {
   ++steps_;

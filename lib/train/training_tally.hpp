@@ -20,8 +20,13 @@ class TrainingTally {
 
   explicit TrainingTally(c10::Device device);
 
-  /// One micro-batch's loss (detached, a scalar on the training device).
+  /// One micro-batch's loss (detached, a scalar on the training device): sum_loss and
+  /// count_loss.
   void add_loss(const at::Tensor& loss);
+  /// Adds `loss` to the sum on the device: the half of add_loss that a captured step replays.
+  void sum_loss(const at::Tensor& loss);
+  /// Counts one loss in the sum: the host's half of add_loss, once per replay.
+  void count_loss() { ++losses_; }
   /// One optimizer step that trained `images` of this rank's images in `phases`.
   void add_step(std::int64_t images, const PhaseTimes& phases);
 

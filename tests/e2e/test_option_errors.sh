@@ -29,6 +29,10 @@ check_usage_error "--device must be one of auto, cpu, cuda (got gpu)" --device g
 check_usage_error "--backend must be one of auto, nccl, mpi (got gloo)" --backend gloo
 check_usage_error "--mode must be one of ddp, dp (got fsdp)" --mode fsdp
 check_usage_error "--precision must be one of fp32, bf16 (got fp16)" --precision fp16
+check_usage_error "--cuda-graph must be one of auto, on, off (got yes)" --cuda-graph yes
+# Decided with the device plan: on the CPU there is no step to capture.
+check_usage_error "--cuda-graph on cannot capture this run's steps: the run trains on the CPU" \
+  --device cpu --cuda-graph on
 check_usage_error "--backend must be mpi or auto with --device cpu" --device cpu --backend nccl
 check_usage_error "--mode must be ddp with --device cpu" --device cpu --mode dp
 # Where this process cannot use CUDA (no CUDA LibTorch or no GPU), asking for it is a usage error
@@ -70,7 +74,7 @@ run_mpi 2 --help
 expect_exit 0 "--help"
 expect_once out "Usage: mpirun -np N mnist_ddp [options]" "--help printed by rank 0 only"
 for option in data-dir model epochs batch-size test-batch-size lr momentum optimizer seed \
-  threads max-steps metrics-file config version; do
+  threads max-steps metrics-file config version cuda-graph; do
   grep -q -- "--$option" "$WORK/out" || fail "--help does not mention --$option"
 done
 

@@ -663,6 +663,15 @@ nccl_cases_ran() {
     return 1
   fi
 }
+replay_cases_ran() {
+  if grep -q 'no CUDA device here; skipped' "$1"; then
+    echo "the replay test case was skipped"
+    return 1
+  fi
+  grep -q 'test cases: *1 | *1 passed | *0 failed' "$1" && return 0
+  echo "no doctest summary with the one replay test case passed"
+  return 1
+}
 more_ranks_refused() {
   grep -q 'fewer GPUs than ranks' "$1" && return 0
   echo "more ranks than GPUs were not refused"
@@ -719,7 +728,39 @@ resumed_at_400() {
   fi
 }
 
+# --cuda-graph (Note [The step as one CUDA graph]): the banner says the steps replay a graph.
+graph_on() {
+  grep -q '# cuda graph: on' "$1" && return 0
+  echo "the banner does not say '# cuda graph: on': $(grep -m1 '# cuda graph' "$1" || echo none)"
+  return 1
+}
+# 200 replayed steps end with the eager run's parameters (within 1e-5; no dropout in the mlp).
+same_parameters_as_eager() {
+  graph_on "$1" || return 1
+  py - "$LOG_DIR/graph_equality_eager.pt" "$LOG_DIR/graph_equality.pt" <<'EOF'
+import sys, torch
+try:
+    a = torch.jit.load(sys.argv[1], map_location="cpu").state_dict()
+    b = torch.jit.load(sys.argv[2], map_location="cpu").state_dict()
+except Exception as e:
+    print("unreadable exported model (%s)" % e)
+    sys.exit(1)
+worst = max((a[k] - b[k]).abs().max().item() for k in a)
+if sorted(a) != sorted(b) or worst > 1e-5:
+    print("parameters differ from the eager run's by %.3g (> 1e-5)" % worst)
+    sys.exit(1)
+EOF
+}
+
 MPI=("$MPIRUN" --bind-to none)
+check graph_replay_tests 1/1 - 0 replay_cases_ran -- "${MPI[@]}" -np 1 "$TESTS_BIN" \
+  '--test-case=*replay*'
+graph=(-np 1 "$BIN" --backend nccl --model mlp --optimizer adam --lr 0.002 --lr-schedule onecycle
+  --device cuda --batch-size 64 "${COMMON[@]}" --max-steps 200)
+check graph_equality_eager 1/1 - 0 - -- "${MPI[@]}" "${graph[@]}" --cuda-graph off \
+  --export-model "$LOG_DIR/graph_equality_eager.pt"
+check graph_equality 1/1 - 0 same_parameters_as_eager -- "${MPI[@]}" "${graph[@]}" \
+  --cuda-graph on --export-model "$LOG_DIR/graph_equality.pt"
 check nccl_tests "$NGPU/$NGPU" - 0 nccl_cases_ran -- \
   "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" '--test-case=*nccl*'
 ranks=$((NGPU + 1))
@@ -728,10 +769,17 @@ check nccl_tests_more_ranks "$ranks/$NGPU" - 0 more_ranks_refused -- \
 
 ddp=(--device cuda --batch-size "$PER_RANK_BATCH" "${COMMON[@]}")
 check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" \
+  --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph off \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn.jsonl"
+check ddp_nccl_cnn_graph "$NGPU/$NGPU" "$FLOOR_CNN" 0 graph_on -- "${MPI[@]}" -np "$NGPU" \
+  "$BIN" --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph on \
+  --metrics-file "$LOG_DIR/ddp_nccl_cnn_graph.jsonl"
 check ddp_nccl_linear "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --backend nccl --model linear "${ddp[@]}" --metrics-file "$LOG_DIR/ddp_nccl_linear.jsonl"
+  --backend nccl --model linear "${ddp[@]}" --cuda-graph off \
+  --metrics-file "$LOG_DIR/ddp_nccl_linear.jsonl"
+check ddp_nccl_linear_graph "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 graph_on -- "${MPI[@]}" -np "$NGPU" \
+  "$BIN" --backend nccl --model linear "${ddp[@]}" --cuda-graph on \
+  --metrics-file "$LOG_DIR/ddp_nccl_linear_graph.jsonl"
 check ddp_nccl_cnn_bf16 "$NGPU/$NGPU" "$FLOOR_CNN_BF16" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model cnn --momentum 0.9 --precision bf16 "${ddp[@]}" \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn_bf16.jsonl"
@@ -756,7 +804,12 @@ alone=(-np 1 "$BIN" --backend nccl --model cnn --momentum 0.9 --device cuda --ba
 check nccl_alone_plain 1/1 - 0 - -- "${MPI[@]}" "${alone[@]}" \
   --metrics-file "$LOG_DIR/nccl_alone_plain.jsonl"
 check nccl_alone 1/1 - 0 communicated_alone -- "${MPI[@]}" "${alone[@]}" --communicate-alone \
-  --timeline "$LOG_DIR/nccl_alone_timeline.json" --metrics-file "$LOG_DIR/nccl_alone.jsonl"
+  --cuda-graph off --timeline "$LOG_DIR/nccl_alone_timeline.json" \
+  --metrics-file "$LOG_DIR/nccl_alone.jsonl"
+# The same with every step's bucket allreduces captured and replayed, the watchdog watching each
+# replay.
+check nccl_alone_graph 1/1 - 0 graph_on -- "${MPI[@]}" "${alone[@]}" --communicate-alone \
+  --cuda-graph on --metrics-file "$LOG_DIR/nccl_alone_graph.jsonl"
 # Checkpoints of a GPU run: stop at step 400 (checkpoints at 200 and 400), resume to the end of
 # the epoch, export the model (moved to the CPU).
 rm -rf "$LOG_DIR/checkpoints"
@@ -790,6 +843,19 @@ print("PASS" if d <= 0.02 else "FAIL: test accuracy differs by %.4f (> 0.02)" % 
   printf '# %-26s %-8s %s\n' nccl_vs_mpi_cnn "$NGPU/$NGPU" "$agreement"
   R_NAME+=(nccl_vs_mpi_cnn) R_RANKS+=("$NGPU/$NGPU") R_IPS+=(-) R_ACC+=("$acc_nccl vs $acc_mpi")
   R_WALL+=(-) R_RESULT+=("$agreement")
+  [[ $agreement == PASS ]] || FAILED=1
+fi
+
+# Graphed and eager cnn runs learn alike (dropout draws other masks: within 0.02).
+acc_eager=${ACC_OF[ddp_nccl_cnn]:--} acc_graph=${ACC_OF[ddp_nccl_cnn_graph]:--}
+if [[ $acc_eager != - && $acc_graph != - ]]; then
+  agreement=$(py -c 'import sys
+d = abs(float(sys.argv[1]) - float(sys.argv[2]))
+print("PASS" if d <= 0.02 else "FAIL: test accuracy differs by %.4f (> 0.02)" % d)' \
+    "$acc_eager" "$acc_graph")
+  printf '# %-26s %-8s %s\n' graph_vs_eager_cnn "$NGPU/$NGPU" "$agreement"
+  R_NAME+=(graph_vs_eager_cnn) R_RANKS+=("$NGPU/$NGPU") R_IPS+=(-)
+  R_ACC+=("$acc_graph vs $acc_eager") R_WALL+=(-) R_RESULT+=("$agreement")
   [[ $agreement == PASS ]] || FAILED=1
 fi
 

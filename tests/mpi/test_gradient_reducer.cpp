@@ -177,14 +177,14 @@ TEST_CASE("buckets launch in bucket order whatever order autograd completes them
 
   SUBCASE("every parameter used") {
     // c is used first, so its gradient arrives last: autograd completes bucket 2, 1, then 0.
-    reducer.prepare_backward(/*communicate=*/true, /*stop_requested=*/false);
+    reducer.prepare_backward(/*communicate=*/true);
     (x * c * b * a).sum().backward();
     reducer.finish();
     CHECK(comm.all_reduced == bucket_order);
     CHECK(reducer.last_unused_parameters() == 0);
   }
   SUBCASE("the middle parameter unused") {
-    reducer.prepare_backward(/*communicate=*/true, /*stop_requested=*/false);
+    reducer.prepare_backward(/*communicate=*/true);
     (x * c * a).sum().backward();  // a's gradient first: bucket 2 is ready before bucket 0
     reducer.finish();
     CHECK(comm.all_reduced == bucket_order);
@@ -252,7 +252,7 @@ TEST_CASE("ranks whose forward skips parameters average them as zeros, without h
 
   // One backward: the other branch's weight and bias get no gradient on this rank.
   reducer.zero_grad();
-  reducer.prepare_backward(/*communicate=*/true, /*stop_requested=*/false);
+  reducer.prepare_backward(/*communicate=*/true);
   model.loss(first, mine).backward();
   reducer.finish();
   // Open MPI may sum a small message and a larger one in different orders.
@@ -262,9 +262,9 @@ TEST_CASE("ranks whose forward skips parameters average them as zeros, without h
   // Two micro-batches: the branch of the first only accumulates, so in the communicating
   // backward its buckets never count down and go in finish(); no parameter is unused.
   reducer.zero_grad();
-  reducer.prepare_backward(/*communicate=*/false, /*stop_requested=*/false);
+  reducer.prepare_backward(/*communicate=*/false);
   model.loss(first, other).backward();
-  reducer.prepare_backward(/*communicate=*/true, /*stop_requested=*/false);
+  reducer.prepare_backward(/*communicate=*/true);
   model.loss(second, mine).backward();
   reducer.finish();
   CHECK(max_difference(gradients(), both_branches) < 1e-5);
@@ -282,8 +282,8 @@ TEST_CASE("float16 gradients near its largest value are averaged without overflo
   const at::Tensor weights =
       at::tensor({30000.0, world.rank() == 0 ? 30000.0 * size : 0.0}, at::kFloat);
   reducer.zero_grad();
-  reducer.prepare_backward(/*communicate=*/true,
-                           /*stop_requested=*/world.rank() == world.size() - 1);
+  reducer.request_stop(world.rank() == world.size() - 1);
+  reducer.prepare_backward(/*communicate=*/true);
   (p * weights).sum().backward();
   reducer.finish();
   const at::Tensor grad = p.grad();
@@ -302,7 +302,7 @@ TEST_CASE("a world of one rank communicates as N ranks do when asked, with the s
     std::vector<at::Tensor> parameters = leaves(3, /*numel=*/6);
     GradientReducer reducer(alone, parameters, /*bucket_mb=*/1e-6, wire, communicate_alone);
     reducer.zero_grad();
-    reducer.prepare_backward(/*communicate=*/true, /*stop_requested=*/false);
+    reducer.prepare_backward(/*communicate=*/true);
     (x * parameters[0] * parameters[1] + x.exp() / 3 * parameters[2]).sum().backward();
     reducer.finish();
     std::vector<at::Tensor> grads;

@@ -61,6 +61,7 @@ struct Run {
   std::shared_ptr<model::Classifier> model = model::make_model("linear");
   std::unique_ptr<torch::optim::Optimizer> optimizer =
       train::make_optimizer(config, model->parameters());
+  at::Tensor cuda_rng_states;  // a run on the CPU has none
 
   /// One optimizer step on random images, so the optimizer has state (momentum, moments).
   void take_a_step() {
@@ -72,7 +73,7 @@ struct Run {
     // Epoch 1, step 5, position 640, loss sum 2.5 over 10 losses, 640 images.
     const checkpoint::TrainProgress progress{1, 5, 640, 2.5, 10, 640};
     return checkpoint::make_checkpoint(config, /*train_size=*/1000, /*world_size=*/2, progress,
-                                       *model, *optimizer, rng_states(2));
+                                       *model, *optimizer, rng_states(2), cuda_rng_states);
   }
   checkpoint::RestoredRun restore(const CheckpointContents& contents) {
     return checkpoint::restore_checkpoint(contents, config, /*train_size=*/1000, *model,
@@ -261,6 +262,27 @@ TEST_CASE("restored RNG states are what the trainer hands to the generator") {
   at::Generator generator = at::detail::createCPUGenerator();
   generator.set_state(run.rng_states[1]);
   CHECK(same_bits(generator.get_state(), rng_states(2)[1]));
+}
+
+TEST_CASE("CUDA generator states travel with a GPU run's checkpoint, checked for their shape") {
+  Run writer;
+  CHECK_FALSE(Run().restore(writer.checkpoint()).cuda_rng_states.defined());
+  // A CUDA generator's state is its seed and offset: 16 bytes in LibTorch 2.x.
+  writer.cuda_rng_states = at::randint(0, 256, {2, 16}, at::kByte);
+  const CheckpointContents contents = writer.checkpoint();
+  CHECK(same_bits(Run().restore(contents).cuda_rng_states, writer.cuda_rng_states));
+  SUBCASE("another element type") {
+    writer.cuda_rng_states = writer.cuda_rng_states.to(at::kDouble);
+    CHECK(checkpoint_error([&] { Run().restore(writer.checkpoint()); }) ==
+          "the checkpoint's CUDA RNG states 'cuda_rng_states' are float64 of shape [2, 16], not a "
+          "uint8 row for each of its 2 ranks");
+  }
+  SUBCASE("a row missing") {
+    writer.cuda_rng_states = writer.cuda_rng_states.narrow(0, 0, 1).contiguous();
+    CHECK(contains(checkpoint_error([&] { Run().restore(writer.checkpoint()); }),
+                   "'cuda_rng_states' are uint8 of shape [1, 16], not a uint8 row for each of "
+                   "its 2 ranks"));
+  }
 }
 
 TEST_CASE("Adam state with a missing or malformed entry is named") {

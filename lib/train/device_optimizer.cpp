@@ -1,0 +1,145 @@
+// lib/train/device_optimizer.cpp — SGD and Adam as LibTorch computes them, with the values that
+// change every step in device tensors (Note [An optimizer step without host values]).
+#include "train/device_optimizer.hpp"
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+
+#include "checkpoint/optimizer_state.hpp"
+#include "common/error.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+template <typename State>
+State& state_of(torch::optim::Optimizer& optimizer, const at::Tensor& parameter) {
+  const auto found = optimizer.state().find(checkpoint::optimizer_state_key(parameter));
+  if (found == optimizer.state().end()) {
+    throw Error(ExitCode::kFailure, "DeviceOptimizer: apply() before prepare()");
+  }
+  return static_cast<State&>(*found->second);
+}
+
+std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& parameters) {
+  std::vector<at::Tensor> gradients;
+  for (const at::Tensor& p : parameters) {
+    if (!p.grad().defined()) {
+      throw Error(ExitCode::kFailure, "DeviceOptimizer: a parameter has no gradient");
+    }
+    gradients.push_back(p.grad());
+  }
+  return gradients;
+}
+
+}  // namespace
+
+DeviceOptimizer::DeviceOptimizer(torch::optim::Optimizer& optimizer)
+    : optimizer_(optimizer),
+      adam_(dynamic_cast<const torch::optim::AdamOptions*>(&optimizer.defaults())),
+      sgd_(dynamic_cast<const torch::optim::SGDOptions*>(&optimizer.defaults())),
+      parameters_(optimizer.param_groups().at(0).params()) {
+  if (optimizer.param_groups().size() != 1 || (adam_ == nullptr && sgd_ == nullptr) ||
+      (adam_ != nullptr && adam_->amsgrad()) ||
+      (sgd_ != nullptr && (sgd_->dampening() != 0 || sgd_->nesterov()))) {
+    throw Error(ExitCode::kFailure,
+                "DeviceOptimizer steps SGD without dampening or Nesterov momentum, or Adam "
+                "without AMSGrad, over one parameter group");
+  }
+  const at::TensorOptions scalar = at::TensorOptions(at::kFloat).device(parameters_.at(0).device());
+  neg_lr_ = at::zeros({}, scalar);
+  neg_step_size_ = at::zeros({}, scalar);
+  bias_correction2_ = at::ones({}, scalar);
+}
+
+void DeviceOptimizer::prepare(double lr) {
+  optimizer_.param_groups().at(0).options().set_lr(lr);
+  auto& states = optimizer_.state();
+  if (adam_ != nullptr) {
+    std::int64_t step = 0;
+    for (const at::Tensor& p : parameters_) {
+      auto& state = states[checkpoint::optimizer_state_key(p)];
+      if (!state) {  // LibTorch's initial state
+        auto fresh = std::make_unique<torch::optim::AdamParamState>();
+        fresh->step(0);
+        fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+        state = std::move(fresh);
+      }
+      auto& adam = static_cast<torch::optim::AdamParamState&>(*state);
+      adam.step(adam.step() + 1);
+      step = adam.step();  // the same for every parameter: each has a gradient every step
+    }
+    const auto [beta1, beta2] = adam_->betas();
+    const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
+    const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+    neg_step_size_.fill_(-(lr / bias_correction1));
+    bias_correction2_.fill_(std::sqrt(bias_correction2));
+    return;
+  }
+  neg_lr_.fill_(-lr);
+  if (sgd_->momentum() == 0) return;
+  for (const at::Tensor& p : parameters_) {
+    auto& state = states[checkpoint::optimizer_state_key(p)];
+    if (!state) {
+      auto fresh = std::make_unique<torch::optim::SGDParamState>();
+      fresh->momentum_buffer(at::zeros_like(p, at::MemoryFormat::Preserve));
+      state = std::move(fresh);
+    }
+  }
+}
+
+void DeviceOptimizer::apply() {
+  const at::NoGradGuard no_grad;
+  if (adam_ != nullptr) {
+    apply_adam();
+  } else {
+    apply_sgd();
+  }
+}
+
+void DeviceOptimizer::apply_sgd() {
+  std::vector<at::Tensor> steps = gradients_of(parameters_);
+  if (sgd_->weight_decay() != 0) steps = at::_foreach_add(steps, parameters_, sgd_->weight_decay());
+  if (sgd_->momentum() != 0) {
+    std::vector<at::Tensor> buffers;
+    for (const at::Tensor& p : parameters_) {
+      buffers.push_back(state_of<torch::optim::SGDParamState>(optimizer_, p).momentum_buffer());
+    }
+    // buf = momentum * buf + d_p (no dampening); d_p = buf
+    at::_foreach_mul_(buffers, sgd_->momentum());
+    at::_foreach_add_(buffers, steps);
+    steps = buffers;
+  }
+  for (size_t i = 0; i < parameters_.size(); ++i) parameters_[i].addcmul_(steps[i], neg_lr_);
+}
+
+void DeviceOptimizer::apply_adam() {
+  std::vector<at::Tensor> gradients = gradients_of(parameters_);
+  if (adam_->weight_decay() != 0) {
+    gradients = at::_foreach_add(gradients, parameters_, adam_->weight_decay());
+  }
+  std::vector<at::Tensor> exp_avgs;
+  std::vector<at::Tensor> exp_avg_sqs;
+  for (const at::Tensor& p : parameters_) {
+    auto& state = state_of<torch::optim::AdamParamState>(optimizer_, p);
+    exp_avgs.push_back(state.exp_avg());
+    exp_avg_sqs.push_back(state.exp_avg_sq());
+  }
+  const auto [beta1, beta2] = adam_->betas();
+  at::_foreach_mul_(exp_avgs, beta1);
+  at::_foreach_add_(exp_avgs, gradients, 1 - beta1);
+  at::_foreach_mul_(exp_avg_sqs, beta2);
+  at::_foreach_addcmul_(exp_avg_sqs, gradients, gradients, 1 - beta2);
+  std::vector<at::Tensor> denominators = at::_foreach_sqrt(exp_avg_sqs);
+  for (at::Tensor& d : denominators) d.div_(bias_correction2_);
+  at::_foreach_add_(denominators, adam_->eps());
+  const std::vector<at::Tensor> directions = at::_foreach_div(exp_avgs, denominators);
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    parameters_[i].addcmul_(directions[i], neg_step_size_);
+  }
+}
+
+}  // namespace mnist_ddp::train

@@ -1,0 +1,49 @@
+// lib/train/graph_plan.cpp — the rules of --cuda-graph.
+#include "train/graph_plan.hpp"
+
+#include "common/error.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+/// Why a step of this run cannot be captured; "" when it can.
+std::string why_eager(const config::TrainConfig& config, const distributed::DevicePlan& plan,
+                      int world_size) {
+  if (!plan.on_cuda()) return "the run trains on the CPU";
+#if !MNIST_DDP_CUDA_GRAPHS
+  return "this build's LibTorch cannot capture CUDA graphs (LibTorch 2.x with CUDA can)";
+#endif
+  if (config.mode == "dp") {
+    return "--mode dp copies gradients and parameters between GPUs from the host";
+  }
+  if (config.grad_accum > 1) return "--grad-accum splits a step into micro-batches";
+  // Autocast caches the weights it casts, from one forward to the next: a capture would keep
+  // the cache's tensors of the warm-up steps.
+  if (config.precision != "fp32")
+    return "--precision " + config.precision + " casts under autocast";
+  const bool communicates = world_size > 1 || config.communicate_alone;
+  if (communicates && plan.backend != "nccl") {
+    return "gradients travel through host memory over MPI, which no CUDA graph can hold";
+  }
+  return "";
+}
+
+}  // namespace
+
+GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan,
+                          int world_size) {
+  if (config.cuda_graph == "off") return {false, "--cuda-graph off"};
+  const std::string eager = why_eager(config, plan, world_size);
+  if (eager.empty()) {
+    return {true,
+            "each full-batch step replays one captured graph (batch, forward, backward, "
+            "allreduces, optimizer)"};
+  }
+  if (config.cuda_graph == "on") {
+    throw UsageError("--cuda-graph on cannot capture this run's steps: " + eager +
+                     "; use --cuda-graph auto (eager steps) or off");
+  }
+  return {false, eager};
+}
+
+}  // namespace mnist_ddp::train

@@ -1,0 +1,163 @@
+// lib/train/graphed_step.cpp — warm-up, capture and replay of one training step.
+#include "train/graphed_step.hpp"
+
+#include <optional>
+#include <string>
+
+#if MNIST_DDP_CUDA_GRAPHS
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+#if MNIST_DDP_CUDA_GRAPHS && MNIST_DDP_HAVE_NCCL
+#include "distributed/nccl_communicator.hpp"
+#endif
+
+namespace mnist_ddp::train {
+
+// Note [The step as one CUDA graph]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// On a GPU an MNIST step is a few hundred small kernels whose arithmetic takes microseconds:
+// the step is as fast as the host can launch them and run the allocator and autograd in
+// between. A CUDA graph records the kernels of one step once and launches them all with one
+// call. What a replay runs is fixed at capture: the same kernels on the same memory with the
+// same arguments. So the captured body reads every value that changes between steps from a
+// tensor the host updates before the replay, or the graph updates itself:
+// - the batch: indices gathered at a position kept on the device (Note [Indices at a
+//   device-side position]), from the data set already on the GPU;
+// - the learning rate and Adam's step count (Note [An optimizer step without host values]);
+// - the stop request riding on the gradients (GradientReducer::request_stop);
+// - the loss sums (TrainingTally::sum_loss; the host counts the replays);
+// - dropout's random numbers: LibTorch's CUDA generator advances its offset per replay.
+// The gradient buckets, parameters and optimizer state keep their memory from step to step, so
+// the capture's addresses stay right; the step's temporaries live in the graph's own memory
+// pool. The bucket allreduces are captured with the step (Note [Collectives in a captured step]
+// in nccl_communicator.hpp); collectives staged through host memory cannot be, so
+// plan_cuda_graph keeps MPI runs eager. A few eager warm-up steps come first, on the capture's
+// stream, so that lazily created state (optimizer state, cuBLAS handles, autograd's device
+// threads) exists before the capture. Steps of another shape (an epoch's last partial batch)
+// and evaluations run eagerly beside the graph. The capture uses CUDA's thread-local mode: the
+// NCCL watchdog's thread keeps querying the events of earlier collectives meanwhile.
+
+#if MNIST_DDP_CUDA_GRAPHS
+
+struct GraphedStep::Capture {
+  explicit Capture(distributed::Communicator& comm)
+#if MNIST_DDP_HAVE_NCCL
+      : nccl(dynamic_cast<distributed::NcclCommunicator*>(&comm))
+#endif
+  {
+    static_cast<void>(comm);
+  }
+
+  /// Runs `work` on the capture's stream, ordered after the caller's stream's work so far and
+  /// before its later work; collectives follow the stream.
+  template <typename Work>
+  void on_capture_stream(const Work& work) {
+    const at::cuda::CUDAStream caller = at::cuda::getCurrentCUDAStream();
+    at::cuda::CUDAEvent ready;
+    ready.record(caller);
+    ready.block(stream);
+    {
+      const at::cuda::CUDAStreamGuard guard(stream);
+      set_collective_stream(stream.stream());
+      try {
+        work();
+      } catch (...) {
+        set_collective_stream(caller.stream());
+        throw;
+      }
+      set_collective_stream(caller.stream());
+    }
+    at::cuda::CUDAEvent done;
+    done.record(stream);
+    done.block(caller);
+  }
+
+  void set_collective_stream(cudaStream_t s) {
+#if MNIST_DDP_HAVE_NCCL
+    if (nccl != nullptr) nccl->set_caller_stream(s);
+#endif
+    static_cast<void>(s);
+  }
+
+  void capture(const std::function<void()>& body) {
+    // What the warm-up launched finishes first: a capture may not overlap work it depends on.
+    c10::cuda::device_synchronize();
+    on_capture_stream([&] {
+#if MNIST_DDP_HAVE_NCCL
+      if (nccl != nullptr) nccl->begin_capture();
+#endif
+      graph.emplace();
+      graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+      try {
+        body();
+      } catch (...) {
+        end_collective_capture();
+        throw;
+      }
+      graph->capture_end();
+      end_collective_capture();
+    });
+  }
+
+  void end_collective_capture() {
+#if MNIST_DDP_HAVE_NCCL
+    if (nccl != nullptr) nccl->end_capture();
+#endif
+  }
+
+  void replay() {
+    graph->replay();
+#if MNIST_DDP_HAVE_NCCL
+    // Note [Collectives in a captured step]: the watchdog watches the replay's end.
+    if (nccl != nullptr) nccl->watch_caller_stream("replay of the captured training step");
+#endif
+  }
+
+  at::cuda::CUDAStream stream = at::cuda::getStreamFromPool();
+  std::optional<at::cuda::CUDAGraph> graph;
+#if MNIST_DDP_HAVE_NCCL
+  distributed::NcclCommunicator* nccl = nullptr;
+#endif
+};
+
+GraphedStep::GraphedStep(std::function<void()> body, c10::Device device,
+                         distributed::Communicator& comm, int warmup_steps)
+    : body_(std::move(body)),
+      warmups_left_(warmup_steps),
+      capture_(device.is_cuda() ? std::make_unique<Capture>(comm) : nullptr) {}
+
+void GraphedStep::run() {
+  if (!capture_) {
+    body_();
+  } else if (warmups_left_ > 0) {
+    --warmups_left_;
+    capture_->on_capture_stream(body_);
+  } else {
+    if (!capture_->graph) capture_->capture(body_);
+    capture_->replay();
+  }
+}
+
+bool GraphedStep::replaying() const { return capture_ && capture_->graph.has_value(); }
+
+#else  // LibTorch without CUDA: nothing to capture
+
+struct GraphedStep::Capture {};
+
+GraphedStep::GraphedStep(std::function<void()> body, c10::Device, distributed::Communicator&,
+                         int warmup_steps)
+    : body_(std::move(body)), warmups_left_(warmup_steps) {}
+
+void GraphedStep::run() { body_(); }
+
+bool GraphedStep::replaying() const { return false; }
+
+#endif
+
+GraphedStep::~GraphedStep() = default;
+
+}  // namespace mnist_ddp::train

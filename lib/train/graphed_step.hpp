@@ -1,0 +1,43 @@
+// lib/train/graphed_step.hpp — provides: GraphedStep, which runs a training step's device work
+// eagerly for a few warm-up steps, then captures it as one CUDA graph and replays that.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <c10/core/Device.h>
+
+#include "distributed/communicator.hpp"
+
+namespace mnist_ddp::train {
+
+/// Note [The step as one CUDA graph] in graphed_step.cpp.
+class GraphedStep {
+ public:
+  /// `body`: the device work of one step, reading whatever changes from step to step from
+  /// tensors (the batch's position, the learning rate, the stop request), never from host
+  /// values. On CUDA, in a build whose LibTorch has CUDA, the first `warmup_steps` runs are
+  /// eager, the next one captures `body` (its NCCL collectives on `comm` too) and every run
+  /// replays the capture; elsewhere every run calls `body`.
+  GraphedStep(std::function<void()> body, c10::Device device, distributed::Communicator& comm,
+              int warmup_steps);
+  ~GraphedStep();
+  GraphedStep(const GraphedStep&) = delete;
+  GraphedStep& operator=(const GraphedStep&) = delete;
+
+  /// One step: eager, captured then replayed, or replayed. Returns once the host has launched
+  /// it; the device may still be running it.
+  void run();
+
+  /// Whether runs replay a captured graph now.
+  bool replaying() const;
+
+ private:
+  struct Capture;  // the graph and its stream, where CUDA graphs are built in
+
+  std::function<void()> body_;
+  int warmups_left_;
+  std::unique_ptr<Capture> capture_;  // null: every run is eager
+};
+
+}  // namespace mnist_ddp::train

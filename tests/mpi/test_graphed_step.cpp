@@ -1,0 +1,145 @@
+// tests/mpi/test_graphed_step.cpp — the device work of a graphed step (Note [The step as one CUDA
+// graph]), run eagerly on the CPU, trains exactly as the eager step: same batches, parameters,
+// losses and stop decisions, at any world size.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <torch/cuda.h>
+#include <torch/utils.h>
+
+#include "distributed/mpi_communicator.hpp"
+#include "model/classifier.hpp"
+#include "model/dropout.hpp"
+#include "support/mpi_test_world.hpp"
+#include "support/synthetic_dataset.hpp"
+#include "train/trainer.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+// Not a multiple of the global batch at 2, 3 or 4 ranks: every epoch ends in a partial batch,
+// which runs eagerly beside the graphed steps.
+constexpr std::int64_t kTrainSize = 212;
+
+struct Outcome {
+  at::Tensor parameters;
+  std::vector<at::Tensor> batches;
+  TrainSummary summary;
+};
+
+Outcome train(config::TrainConfig config, bool graphed, TrainerHooks hooks = {}) {
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator comm(world.comm());
+  const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/21);
+  const data::Dataset test_set = testing::synthetic_dataset(40, /*seed=*/22);
+  torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+  const auto model = model::make_model(config.model);
+  GraphPlan graphs;
+  graphs.capture = graphed;
+  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set, graphs);
+  Outcome outcome;
+  hooks.on_batch = [&](const at::Tensor& indices) { outcome.batches.push_back(indices.clone()); };
+  outcome.summary = trainer.run(hooks);
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
+  outcome.parameters = at::cat(flat);
+  return outcome;
+}
+
+void check_same_training(const config::TrainConfig& config) {
+  const Outcome eager = train(config, /*graphed=*/false);
+  const Outcome graphed = train(config, /*graphed=*/true);
+  REQUIRE(eager.batches.size() == graphed.batches.size());
+  for (size_t i = 0; i < eager.batches.size(); ++i) {
+    CAPTURE(i);
+    CHECK(at::equal(eager.batches[i], graphed.batches[i]));
+  }
+  CHECK(eager.summary.steps == graphed.summary.steps);
+  CHECK(eager.summary.train_loss == graphed.summary.train_loss);
+  CHECK(eager.summary.test.loss == graphed.summary.test.loss);
+  const double difference = (eager.parameters - graphed.parameters).abs().max().item<double>();
+  CAPTURE(difference);
+  CHECK(difference == 0);
+  torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+  std::vector<at::Tensor> initial;
+  for (const at::Tensor& p : model::make_model(config.model)->parameters()) {
+    initial.push_back(p.detach().reshape({-1}));
+  }
+  CHECK((graphed.parameters - at::cat(initial)).abs().max().item<double>() > 1e-3);
+}
+
+config::TrainConfig base_config() {
+  config::TrainConfig config;
+  config.epochs = 2;
+  config.batch_size = 16;
+  config.seed = 5;
+  config.log_every = 0;
+  return config;
+}
+
+TEST_CASE("graphed steps train as eager ones: mlp, Adam, one-cycle schedule, weight decay") {
+  config::TrainConfig config = base_config();
+  config.model = "mlp";
+  config.optimizer = "adam";
+  config.lr = 0.003;
+  config.lr_schedule = "onecycle";
+  config.weight_decay = 1e-4;
+  check_same_training(config);
+}
+
+TEST_CASE("graphed steps train as eager ones: cnn with dropout, SGD with momentum, bf16 wire") {
+  config::TrainConfig config = base_config();
+  config.model = "cnn";
+  config.epochs = 1;
+  config.lr = 0.02;
+  config.momentum = 0.9;
+  config.weight_decay = 5e-4;
+  config.grad_dtype = "bf16";
+  check_same_training(config);
+}
+
+TEST_CASE("a stop asked for on one rank ends graphed and eager runs at the same step") {
+  const distributed::World& world = testing::test_world();
+  config::TrainConfig config = base_config();
+  config.model = "linear";
+  config.lr = 0.05;
+  for (const bool graphed : {false, true}) {
+    CAPTURE(graphed);
+    int steps_seen = 0;
+    TrainerHooks hooks;
+    hooks.stop_requested = [&] { return world.rank() == world.size() - 1 && steps_seen++ >= 3; };
+    const Outcome outcome = train(config, graphed, hooks);
+    CHECK(outcome.summary.preempted);
+    CHECK(outcome.summary.steps == 4);  // the request of step 4 rides on its gradients
+  }
+}
+
+TEST_CASE("a replayed step draws fresh dropout masks on every replay") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device here; skipped");
+    return;
+  }
+  distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  const at::Tensor ones = at::ones({4096}, at::TensorOptions().device(at::kCUDA));
+  const at::Tensor mask = at::zeros_like(ones);
+  GraphedStep step([&] { mask.copy_(model::inverted_dropout(ones, 0.5, /*training=*/true)); },
+                   ones.device(), alone, /*warmup_steps=*/1);
+  std::vector<at::Tensor> masks;
+  for (int run = 0; run < 4; ++run) {
+    step.run();
+    masks.push_back(mask.cpu());
+  }
+  CHECK(step.replaying());
+  for (int run = 1; run < 4; ++run) {
+    CAPTURE(run);
+    CHECK_FALSE(at::equal(masks[run], masks[run - 1]));
+    const double kept = masks[run].gt(0).to(at::kDouble).mean().item<double>();
+    CHECK(kept > 0.45);
+    CHECK(kept < 0.55);
+  }
+}
+
+}  // namespace
+}  // namespace mnist_ddp::train

@@ -1,0 +1,98 @@
+// tests/unit/test_graph_plan.cpp — plan_cuda_graph: which runs capture their steps, why the others
+// run eagerly under auto, and that on is refused for them.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "common/error.hpp"
+#include "train/graph_plan.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+distributed::DevicePlan cuda_plan(const std::string& backend) {
+  distributed::DevicePlan plan;
+  plan.device = c10::Device(c10::kCUDA, 0);
+  plan.backend = backend;
+  return plan;
+}
+
+/// auto's reason for running `config` eagerly; "captured" when it captures.
+std::string auto_decision(config::TrainConfig config, const distributed::DevicePlan& plan,
+                          int world_size) {
+  config.cuda_graph = "auto";
+  const GraphPlan graphs = plan_cuda_graph(config, plan, world_size);
+  return graphs.capture ? "captured" : graphs.reason;
+}
+
+/// on's refusal of `config`; "" when it captures.
+std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan& plan,
+                       int world_size) {
+  config.cuda_graph = "on";
+  GraphPlan graphs;
+  try {
+    graphs = plan_cuda_graph(config, plan, world_size);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  CHECK(graphs.capture);
+  return "";
+}
+
+TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
+  config::TrainConfig config;
+  config.cuda_graph = "off";
+  CHECK_FALSE(plan_cuda_graph(config, cuda_plan("nccl"), 8).capture);
+  const distributed::DevicePlan cpu{};
+  CHECK(auto_decision(config, cpu, 2) == "the run trains on the CPU");
+  const std::string refused = on_refusal(config, cpu, 2);
+  CHECK(refused.find("--cuda-graph on cannot capture this run's steps: the run trains on the "
+                     "CPU; use --cuda-graph auto (eager steps) or off") != std::string::npos);
+}
+
+#if MNIST_DDP_CUDA_GRAPHS
+TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them cannot be") {
+  const config::TrainConfig plain;
+  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) == "captured");
+  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).empty());
+  // One rank without --communicate-alone sends nothing: MPI is no obstacle there.
+  CHECK(auto_decision(plain, cuda_plan("mpi"), 1) == "captured");
+
+  struct Case {
+    const char* what;
+    config::TrainConfig config;
+    const char* backend;
+    const char* reason;
+  };
+  config::TrainConfig dp = plain, accum = plain, bf16 = plain, alone = plain;
+  dp.mode = "dp";
+  accum.grad_accum = 4;
+  bf16.precision = "bf16";
+  alone.communicate_alone = true;
+  const Case cases[] = {
+      {"dp", dp, "mpi", "--mode dp copies gradients and parameters between GPUs from the host"},
+      {"grad-accum", accum, "nccl", "--grad-accum splits a step into micro-batches"},
+      {"bf16", bf16, "nccl", "--precision bf16 casts under autocast"},
+      {"mpi", plain, "mpi",
+       "gradients travel through host memory over MPI, which no CUDA graph can hold"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    CHECK(auto_decision(c.config, cuda_plan(c.backend), 2) == c.reason);
+    CHECK(on_refusal(c.config, cuda_plan(c.backend), 2).find(c.reason) != std::string::npos);
+  }
+  CHECK(auto_decision(alone, cuda_plan("mpi"), 1) ==
+        "gradients travel through host memory over MPI, which no CUDA graph can hold");
+}
+#else
+TEST_CASE("plan_cuda_graph: a LibTorch without CUDA graphs runs CUDA steps eagerly, saying so") {
+  const config::TrainConfig plain;
+  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) ==
+        "this build's LibTorch cannot capture CUDA graphs (LibTorch 2.x with CUDA can)");
+  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).find("LibTorch 2.x with CUDA can") !=
+        std::string::npos);
+}
+#endif
+
+}  // namespace
+}  // namespace mnist_ddp::train
