@@ -5,8 +5,9 @@ Faithful to the tutorial: a map-style Dataset whose __getitem__ converts ONE ima
 (torchvision's MNIST way: PIL image, ToTensor, Normalize((0.1307,), (0.3081,)); hand-written
 equivalents when torchvision is missing), a DataLoader (batch 64, no worker processes, as the
 PyTorch MNIST example on CPU) over a DistributedSampler with set_epoch, DistributedDataParallel
-over gloo, SGD. The models are mnist_ddp's (lib/model/*.cpp); the loss is cross-entropy on the
-logits (log_softmax + nll_loss, as in the example).
+over gloo (over NCCL with --device cuda, each batch copied to the GPU), SGD. The models are
+mnist_ddp's (lib/model/*.cpp); the loss is cross-entropy on the logits (log_softmax + nll_loss,
+as in the example).
 
 It reads the same IDX files as mnist_ddp (raw or .gz) from --data-dir and runs under
 `mpirun -np N` (rank and world size from OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE, or
@@ -186,28 +187,34 @@ def world_from_environment():
     return 0, 1
 
 
-def train_epoch(model, loader, optimizer):
-    """One pass over this rank's shard: (training seconds, seconds waiting for the loader)."""
+def train_epoch(model, loader, optimizer, device):
+    """One pass over this rank's shard: (training seconds, seconds waiting for the loader).
+
+    On a GPU each batch is copied there, as the tutorial does; the epoch ends when the GPU is done.
+    """
     model.train()
     start = mark = time.perf_counter()
     waiting = 0.0
     for images, labels in loader:
         waiting += time.perf_counter() - mark
+        images, labels = images.to(device), labels.to(device)
         optimizer.zero_grad()
         loss = F.cross_entropy(model(images), labels)
         loss.backward()
         optimizer.step()
         mark = time.perf_counter()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     return time.perf_counter() - start, waiting
 
 
-def test_accuracy(model, loader):
+def test_accuracy(model, loader, device):
     """Share of the loader's images that the model classifies correctly."""
     model.eval()
     correct = 0
     with torch.no_grad():
         for images, labels in loader:
-            correct += (model(images).argmax(1) == labels).sum().item()
+            correct += (model(images.to(device)).argmax(1) == labels.to(device)).sum().item()
     return correct / len(loader.dataset)
 
 
@@ -224,38 +231,47 @@ def main():
     parser.add_argument("--transform", choices=("auto", "torchvision", "numpy"), default="auto",
                         help="per-image ToTensor + Normalize: torchvision's or hand-written")
     parser.add_argument("--master-port", default=os.environ.get("MASTER_PORT", "29500"))
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: each rank on GPU local rank %% visible GPUs, DDP over NCCL")
     args = parser.parse_args()
 
     rank, world = world_from_environment()
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        local = int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", os.environ.get("LOCAL_RANK", 0)))
+        device = torch.device("cuda", local % torch.cuda.device_count())
+        torch.cuda.set_device(device)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ["MASTER_PORT"] = str(args.master_port)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # one host: loopback, whatever the hostname
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank,
+                            world_size=world)
 
     train_set = IdxMnist(*load_split(args.data_dir, "train"), args.transform)
     sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, seed=args.seed)
     loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
-    model = DistributedDataParallel(MODELS[args.model]())
+    model = DistributedDataParallel(MODELS[args.model]().to(device),
+                                    device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
 
     startup_s = seconds_since_process_start()
     train_s = data_s = 0.0
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)
-        seconds, waiting = train_epoch(model, loader, optimizer)
+        seconds, waiting = train_epoch(model, loader, optimizer, device)
         train_s += seconds
         data_s += waiting
 
     if rank == 0:
         test_set = IdxMnist(*load_split(args.data_dir, "t10k"), args.transform)
-        accuracy = test_accuracy(model.module, DataLoader(test_set, args.test_batch_size))
+        accuracy = test_accuracy(model.module, DataLoader(test_set, args.test_batch_size), device)
         images = len(sampler) * world * args.epochs  # padded to a multiple of the world size
         print(json.dumps({"event": "summary", "train_images_per_sec": images / train_s,
                           "train_s": train_s, "data_s": data_s, "startup_s": startup_s,
                           "test_accuracy": accuracy, "images": images, "world_size": world,
-                          "model": args.model, "threads": args.threads,
+                          "model": args.model, "threads": args.threads, "device": str(device),
                           "per_image_transform": "torchvision" if train_set.pil else "numpy"}),
               flush=True)
     dist.destroy_process_group()

@@ -5,6 +5,8 @@
 #include <string>
 
 #if MNIST_DDP_CUDA_GRAPHS
+#include <cuda_runtime_api.h>
+
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -44,9 +46,12 @@ namespace mnist_ddp::train {
 #if MNIST_DDP_CUDA_GRAPHS
 
 struct GraphedStep::Capture {
-  explicit Capture(distributed::Communicator& comm)
+  Capture(c10::DeviceIndex device_index, distributed::Communicator& comm)
+      : device(device_index),
+        stream(at::cuda::getStreamFromPool(/*isHighPriority=*/false, device_index))
 #if MNIST_DDP_HAVE_NCCL
-      : nccl(dynamic_cast<distributed::NcclCommunicator*>(&comm))
+        ,
+        nccl(dynamic_cast<distributed::NcclCommunicator*>(&comm))
 #endif
   {
     static_cast<void>(comm);
@@ -56,7 +61,8 @@ struct GraphedStep::Capture {
   /// before its later work; collectives follow the stream.
   template <typename Work>
   void on_capture_stream(const Work& work) {
-    const at::cuda::CUDAStream caller = at::cuda::getCurrentCUDAStream();
+    const c10::cuda::CUDAGuard device_guard(device);
+    const at::cuda::CUDAStream caller = at::cuda::getCurrentCUDAStream(device);
     at::cuda::CUDAEvent ready;
     ready.record(caller);
     ready.block(stream);
@@ -85,6 +91,7 @@ struct GraphedStep::Capture {
 
   void capture(const std::function<void()>& body) {
     // What the warm-up launched finishes first: a capture may not overlap work it depends on.
+    const c10::cuda::CUDAGuard device_guard(device);
     c10::cuda::device_synchronize();
     on_capture_stream([&] {
 #if MNIST_DDP_HAVE_NCCL
@@ -98,9 +105,24 @@ struct GraphedStep::Capture {
         end_collective_capture();
         throw;
       }
+      nodes = captured_nodes();
       graph->capture_end();
       end_collective_capture();
     });
+  }
+
+  /// The nodes of the graph being captured on `stream` so far; 0 where CUDA cannot tell.
+  std::int64_t captured_nodes() const {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    cudaGraph_t captured = nullptr;
+    std::size_t count = 0;
+    if (cudaStreamGetCaptureInfo(stream.stream(), &status, &id, &captured) != cudaSuccess ||
+        captured == nullptr || cudaGraphGetNodes(captured, nullptr, &count) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());  // a count is not worth failing the run for
+      return 0;
+    }
+    return static_cast<std::int64_t>(count);
   }
 
   void end_collective_capture() {
@@ -110,6 +132,7 @@ struct GraphedStep::Capture {
   }
 
   void replay() {
+    const c10::cuda::CUDAGuard device_guard(device);
     graph->replay();
 #if MNIST_DDP_HAVE_NCCL
     // Note [Collectives in a captured step]: the watchdog watches the replay's end.
@@ -117,8 +140,10 @@ struct GraphedStep::Capture {
 #endif
   }
 
-  at::cuda::CUDAStream stream = at::cuda::getStreamFromPool();
+  c10::DeviceIndex device;
+  at::cuda::CUDAStream stream;
   std::optional<at::cuda::CUDAGraph> graph;
+  std::int64_t nodes = 0;  // of the graph, counted at the end of its capture
 #if MNIST_DDP_HAVE_NCCL
   distributed::NcclCommunicator* nccl = nullptr;
 #endif
@@ -128,7 +153,7 @@ GraphedStep::GraphedStep(std::function<void()> body, c10::Device device,
                          distributed::Communicator& comm, int warmup_steps)
     : body_(std::move(body)),
       warmups_left_(warmup_steps),
-      capture_(device.is_cuda() ? std::make_unique<Capture>(comm) : nullptr) {}
+      capture_(device.is_cuda() ? std::make_unique<Capture>(device.index(), comm) : nullptr) {}
 
 void GraphedStep::run() {
   if (!capture_) {
@@ -144,6 +169,8 @@ void GraphedStep::run() {
 
 bool GraphedStep::replaying() const { return capture_ && capture_->graph.has_value(); }
 
+std::int64_t GraphedStep::nodes() const { return capture_ ? capture_->nodes : 0; }
+
 #else  // LibTorch without CUDA: nothing to capture
 
 struct GraphedStep::Capture {};
@@ -155,6 +182,8 @@ GraphedStep::GraphedStep(std::function<void()> body, c10::Device, distributed::C
 void GraphedStep::run() { body_(); }
 
 bool GraphedStep::replaying() const { return false; }
+
+std::int64_t GraphedStep::nodes() const { return 0; }
 
 #endif
 

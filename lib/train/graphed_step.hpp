@@ -2,6 +2,7 @@
 // eagerly for a few warm-up steps, then captures it as one CUDA graph and replays that.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -31,6 +32,9 @@ class GraphedStep {
 
   /// Whether runs replay a captured graph now.
   bool replaying() const;
+  /// The nodes (kernels, copies, ...) of the captured graph: what one replay launches; 0 before
+  /// a capture, or where CUDA could not count them.
+  std::int64_t nodes() const;
 
  private:
   struct Capture;  // the graph and its stream, where CUDA graphs are built in

@@ -104,6 +104,7 @@ struct TrainSummary {
   bool preempted = false;            // a stop signal ended the run early (after a checkpoint)
   std::optional<EvalReport> target;  // the evaluation that reached --target-accuracy, if one did
   PhaseTimes phases;                 // this rank's, all epochs
+  std::int64_t graph_nodes = 0;      // --cuda-graph: nodes of the captured step's graph; 0: none
 };
 
 }  // namespace mnist_ddp::train

@@ -391,6 +391,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     summary.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
   }
   summary.steps = progress_.step;
+  if (graphed_) summary.graph_nodes = graphed_->nodes();
   summary.images_per_sec = summary.images / std::max(summary.train_seconds, 1e-9);
   return summary;
 }

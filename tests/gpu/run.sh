@@ -19,7 +19,9 @@
 # GPU_CHECK_USE_DEBS=1 (take every dependency from the debs even where the system has it),
 # GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_RUN_TIMEOUT (seconds per run, default 90),
 # GPU_CHECK_RUN_BUDGET (seconds for all runs together, default 300), GPU_CHECK_BUILD_TIMEOUT
-# (default 480), PYTHON (default python3).
+# (default 480), GPU_CHECK_BENCH=0 (skip bench/gpu/graph_bench.py), GPU_CHECK_BENCH_TIMEOUT
+# (default 300), GPU_CHECK_MNIST (the real MNIST for it, default data/mnist), PYTHON (default
+# python3).
 # Exit codes: 0 all checks passed, 1 a check failed, 2 something needed is missing.
 set -euo pipefail
 
@@ -50,6 +52,8 @@ DEPS_ROOT=${GPU_CHECK_DEPS_ROOT:-$ROOT/deps/root}
 BUILD_DIR=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
 RUN_TIMEOUT=${GPU_CHECK_RUN_TIMEOUT:-90}
 RUN_BUDGET=${GPU_CHECK_RUN_BUDGET:-300}
+BENCH_TIMEOUT=${GPU_CHECK_BENCH_TIMEOUT:-300}
+MNIST_DIR=${GPU_CHECK_MNIST:-$ROOT/data/mnist}
 BUILD_TIMEOUT=${GPU_CHECK_BUILD_TIMEOUT:-480}
 PYTHON=${PYTHON:-python3}
 DATA_DIR=${MNIST_DDP_DATA:-$ROOT/data/fashion-mnist}
@@ -832,31 +836,45 @@ check dp_cnn_b512 "1/$NGPU" 0.60 0 - -- "${MPI[@]}" -np 1 "$BIN" --mode dp --mod
 check dp_under_2_ranks_refused "2/$NGPU" - 2 refused_for_mode -- \
   "${MPI[@]}" -np 2 --oversubscribe "$BIN" --mode dp --model linear --device cuda "${COMMON[@]}"
 
-# The same training through NCCL and through MPI must agree: a wrong average in one of them
-# shows here even where both still learn.
-acc_nccl=${ACC_OF[ddp_nccl_cnn]:--} acc_mpi=${ACC_OF[ddp_mpi_cnn]:--}
-if [[ $acc_nccl != - && $acc_mpi != - ]]; then
+# agree NAME RUN_A RUN_B: a row that passes when the two runs' test accuracies are within 0.02.
+agree() {
+  local name=$1 acc_a=${ACC_OF[$2]:--} acc_b=${ACC_OF[$3]:--} agreement
+  [[ $acc_a != - && $acc_b != - ]] || return 0
   agreement=$(py -c 'import sys
 d = abs(float(sys.argv[1]) - float(sys.argv[2]))
 print("PASS" if d <= 0.02 else "FAIL: test accuracy differs by %.4f (> 0.02)" % d)' \
-    "$acc_nccl" "$acc_mpi")
-  printf '# %-26s %-8s %s\n' nccl_vs_mpi_cnn "$NGPU/$NGPU" "$agreement"
-  R_NAME+=(nccl_vs_mpi_cnn) R_RANKS+=("$NGPU/$NGPU") R_IPS+=(-) R_ACC+=("$acc_nccl vs $acc_mpi")
+    "$acc_a" "$acc_b")
+  printf '# %-26s %-8s %s\n' "$name" "$NGPU/$NGPU" "$agreement"
+  R_NAME+=("$name") R_RANKS+=("$NGPU/$NGPU") R_IPS+=(-) R_ACC+=("$acc_a vs $acc_b")
   R_WALL+=(-) R_RESULT+=("$agreement")
   [[ $agreement == PASS ]] || FAILED=1
-fi
+}
+# The same training through NCCL and through MPI must agree: a wrong average in one of them
+# shows here even where both still learn.
+agree nccl_vs_mpi_cnn ddp_nccl_cnn ddp_mpi_cnn
+# Graphed and eager cnn runs learn alike (dropout draws other masks).
+agree graph_vs_eager_cnn ddp_nccl_cnn_graph ddp_nccl_cnn
 
-# Graphed and eager cnn runs learn alike (dropout draws other masks: within 0.02).
-acc_eager=${ACC_OF[ddp_nccl_cnn]:--} acc_graph=${ACC_OF[ddp_nccl_cnn_graph]:--}
-if [[ $acc_eager != - && $acc_graph != - ]]; then
-  agreement=$(py -c 'import sys
-d = abs(float(sys.argv[1]) - float(sys.argv[2]))
-print("PASS" if d <= 0.02 else "FAIL: test accuracy differs by %.4f (> 0.02)" % d)' \
-    "$acc_eager" "$acc_graph")
-  printf '# %-26s %-8s %s\n' graph_vs_eager_cnn "$NGPU/$NGPU" "$agreement"
-  R_NAME+=(graph_vs_eager_cnn) R_RANKS+=("$NGPU/$NGPU") R_IPS+=(-)
-  R_ACC+=("$acc_graph vs $acc_eager") R_WALL+=(-) R_RESULT+=("$agreement")
-  [[ $agreement == PASS ]] || FAILED=1
+# ---------------------------------------------------------------------------------------------
+# The benchmark of --cuda-graph beside PyTorch on this GPU (bench/gpu/graph_bench.py), on the real
+# MNIST: its report goes to LOG_DIR/graph_bench.md.
+BENCH_LINE=""
+if [[ ${GPU_CHECK_BENCH:-1} != 0 ]]; then
+  hr "Benchmark"
+  if [[ -f $MNIST_DIR/train-images-idx3-ubyte || -f $MNIST_DIR/train-images-idx3-ubyte.gz ]]; then
+    bench_rc=0
+    # Its PyTorch runs get the caller's library path, mpirun and mnist_ddp this script's.
+    timeout --kill-after=10 "$BENCH_TIMEOUT" env PYTHON="$PYTHON" MPIRUN="$MPIRUN" \
+      PYTHON_LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PYTHON" "$ROOT/bench/gpu/graph_bench.py" \
+      --bin "$BIN" --data "$MNIST_DIR" --out "$LOG_DIR/graph_bench.md" \
+      >"$LOG_DIR/graph_bench.log" 2>&1 || bench_rc=$?
+    cat "$LOG_DIR/graph_bench.md" 2>/dev/null || tail -20 "$LOG_DIR/graph_bench.log"
+    BENCH_LINE="graph_bench: exit $bench_rc ($LOG_DIR/graph_bench.md)"
+    ((bench_rc == 0)) || FAILED=1
+  else
+    BENCH_LINE="graph_bench: not run, no MNIST in $MNIST_DIR (set GPU_CHECK_MNIST)"
+  fi
+  say "$BENCH_LINE"
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -873,6 +891,7 @@ hr "Summary"
     printf '| %s | %s | %s | %s | %s | %s |\n' "${R_NAME[$i]}" "${R_RANKS[$i]}" "${R_IPS[$i]}" \
       "${R_ACC[$i]}" "${R_WALL[$i]}" "${R_RESULT[$i]}"
   done
+  [[ -z $BENCH_LINE ]] || printf '\n%s\n' "$BENCH_LINE"
 } | tee "$LOG_DIR/summary.md"
 if ((FAILED)); then
   echo "gpu check: FAILED (logs in $LOG_DIR)" >&2

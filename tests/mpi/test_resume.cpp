@@ -50,13 +50,14 @@ struct Run {
 
 Run train_run(config::TrainConfig config, distributed::Communicator& comm,
               const checkpoint::CheckpointContents* saved, std::int64_t stop_after,
-              const std::function<void(const at::Tensor&)>& on_batch = nullptr) {
+              const std::function<void(const at::Tensor&)>& on_batch = nullptr,
+              const GraphPlan& graphs = {}) {
   static const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/21);
   static const data::Dataset test_set = testing::synthetic_dataset(40, /*seed=*/22);
   config.max_steps = stop_after;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
+  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set, graphs);
   if (saved != nullptr) trainer.restore(*saved);
   TrainerHooks hooks;
   hooks.on_batch = on_batch;
@@ -71,17 +72,17 @@ Run train_run(config::TrainConfig config, distributed::Communicator& comm,
   return run;
 }
 
-void check_exact_resume(const config::TrainConfig& config) {
+void check_exact_resume(const config::TrainConfig& config, const GraphPlan& graphs = {}) {
   distributed::MpiCommunicator comm(testing::test_world().comm());
-  const Run uninterrupted = train_run(config, comm, nullptr, 0);
+  const Run uninterrupted = train_run(config, comm, nullptr, 0, nullptr, graphs);
   const std::int64_t per_rank = (kTrainSize + comm.size() - 1) / comm.size();
   const std::int64_t steps_per_epoch = (per_rank + config.batch_size - 1) / config.batch_size;
   // Mid-epoch in the first epoch, at the epoch boundary, and mid-epoch in the second.
   for (std::int64_t stop : {std::int64_t{2}, steps_per_epoch, steps_per_epoch + 2}) {
     CAPTURE(stop);
-    const Run first = train_run(config, comm, nullptr, stop);
+    const Run first = train_run(config, comm, nullptr, stop, nullptr, graphs);
     CHECK(first.summary.steps == stop);
-    const Run resumed = train_run(config, comm, &first.checkpoint, 0);
+    const Run resumed = train_run(config, comm, &first.checkpoint, 0, nullptr, graphs);
     CHECK(resumed.summary.steps == uninterrupted.summary.steps);
     CHECK(at::equal(resumed.parameters, uninterrupted.parameters));  // bitwise
     CHECK(resumed.summary.test.loss == uninterrupted.summary.test.loss);
@@ -95,6 +96,17 @@ TEST_CASE("resuming mid-epoch is bitwise exact: cnn (dropout RNG), SGD with mome
 
 TEST_CASE("resuming mid-epoch is bitwise exact: mlp, Adam") {
   check_exact_resume(resume_config("mlp", "adam"));
+}
+
+// Graphed steps (run eagerly on the CPU) keep their progress, rate and Adam's step count on the
+// host, as eager steps do: a checkpoint between them resumes exactly too.
+TEST_CASE("resuming graphed steps is bitwise exact: mlp, Adam, onecycle") {
+  config::TrainConfig config = resume_config("mlp", "adam");
+  config.lr = 0.01;
+  config.lr_schedule = "onecycle";
+  GraphPlan graphs;
+  graphs.capture = true;
+  check_exact_resume(config, graphs);
 }
 
 // The rate of every step follows from the global step alone (Note [Learning-rate schedules]), so

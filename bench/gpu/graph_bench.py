@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""mnist_ddp eager and with --cuda-graph on beside PyTorch on the same GPU, and time to 99%.
+
+On one GPU, with the real MNIST of --data (raw or .gz IDX files), one epoch at batch 64 with SGD at
+lr 0.01 (the tutorial's settings), interleaved over --rounds rounds (medians reported):
+- the classic Python DDP tutorial (bench/python/ddp_tutorial.py --device cuda: DataLoader with
+  per-image transforms, DistributedSampler, DDP over NCCL), linear and cnn;
+- a best-effort PyTorch eager loop with the data already on the GPU (bench/python/gpu_loop.py);
+- mnist_ddp --cuda-graph off and --cuda-graph on, linear and cnn.
+Then time to 99% test accuracy with configs/mnist99.conf on one rank, graphed and eager, for
+--seeds seeds (training seconds to the first evaluation at 99%, evaluations excluded), and the
+PyTorch loop's CUDA kernels and host time per cnn step (torch.profiler), and the nodes of
+mnist_ddp's captured steps (its metrics' cuda_graph_nodes). It writes a Markdown
+report (--out) with the machine, the commands' settings and every figure, and exits 1 if a run
+failed or a graphed run's banner does not say "cuda graph: on".
+
+    bench/gpu/graph_bench.py --bin build-gpu/mnist_ddp --data data/mnist --out DIR/graph_bench.md
+"""
+import argparse
+import datetime
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON = os.environ.get("PYTHON", "python3")
+MPIRUN = os.environ.get("MPIRUN", "mpirun")
+MPI = [MPIRUN, "--allow-run-as-root", "--bind-to", "none", "-np", "1"]
+# PyTorch's processes may need another library path than mpirun and mnist_ddp (tests/gpu/run.sh
+# points those at Debian packages it unpacked).
+PYTHON_LIBRARY_PATH = os.environ.get("PYTHON_LD_LIBRARY_PATH",
+                                     os.environ.get("LD_LIBRARY_PATH", ""))
+COMMON = ["--epochs", "1", "--batch-size", "64", "--lr", "0.01"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def run(command, env=None, timeout=300):
+    """(exit code, stdout, stderr) of `command`; a timeout counts as exit 124."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                              env=env)
+        return done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired:
+        return 124, "", "timed out after %d s" % timeout
+
+
+def reason(stderr):
+    """The first lines of a failed run's error output: the program's own message."""
+    return " / ".join(line for line in stderr.strip().splitlines()[:3] if line.strip())
+
+
+def last_json(text):
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise ValueError("no JSON line in the output")
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.failures = []
+
+    def python(self, script, options):
+        command = [PYTHON, os.path.join(ROOT, "bench/python", script)] + options
+        env = dict(os.environ, LD_LIBRARY_PATH=PYTHON_LIBRARY_PATH)
+        if script == "ddp_tutorial.py":  # mpirun with this process's paths, Python with its own
+            env = None
+            command = (MPI + ["-x", "LD_LIBRARY_PATH=" + PYTHON_LIBRARY_PATH] + command +
+                       ["--master-port", free_port()])
+        rc, out, err = run(command, env)
+        if rc != 0:
+            self.failures.append("%s %s: exit %d: %s" % (script, " ".join(options), rc,
+                                                          reason(err)))
+            return None
+        return last_json(out)
+
+    def ours(self, options, graphed):
+        with tempfile.TemporaryDirectory() as work:
+            metrics = os.path.join(work, "m.jsonl")
+            command = MPI + [self.args.bin, "--device", "cuda", "--data-dir", self.args.data,
+                             "--cuda-graph", "on" if graphed else "off", "--progress", "off",
+                             "--metrics-file", metrics] + options
+            rc, out, err = run(command)
+            what = " ".join(options + ["--cuda-graph", "on" if graphed else "off"])
+            if rc != 0:
+                self.failures.append("mnist_ddp %s: exit %d: %s" % (what, rc, reason(err)))
+                return None
+            if ("# cuda graph: on" in out) != graphed:
+                self.failures.append("mnist_ddp %s: the banner says '%s'" % (
+                    what, next((l for l in out.splitlines() if "# cuda graph" in l), "nothing")))
+            return json.loads(open(metrics).read().splitlines()[-1])
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def figure(value, digits=0):
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build-gpu/mnist_ddp"))
+    parser.add_argument("--data", default=os.path.join(ROOT, "data/mnist"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench/gpu/graph_bench.md"))
+    args = parser.parse_args()
+    bench = Bench(args)
+    data = ["--data-dir", args.data]
+
+    programs = {
+        "Python DDP tutorial": lambda m: bench.python(
+            "ddp_tutorial.py", ["--device", "cuda", "--model", m] + COMMON + data),
+        "PyTorch loop, data on the GPU": lambda m: bench.python(
+            "gpu_loop.py", ["--model", m] + COMMON + data),
+        "mnist_ddp --cuda-graph off": lambda m: bench.ours(
+            ["--model", m, "--log-every", "0"] + COMMON, graphed=False),
+        "mnist_ddp --cuda-graph on": lambda m: bench.ours(
+            ["--model", m, "--log-every", "0"] + COMMON, graphed=True),
+    }
+    models = ("linear", "cnn")
+    speed = {(p, m): [] for p in programs for m in models}
+    accuracy = {(p, m): [] for p in programs for m in models}
+    host_ms = {p: [] for p in programs}  # mnist_ddp's host time per cnn step (its phases)
+    nodes = {m: None for m in models}  # of mnist_ddp's captured step
+    for round_index in range(args.rounds):
+        names = list(programs)
+        if round_index % 2:
+            names.reverse()
+        for model in models:
+            for name in names:
+                summary = programs[name](model)
+                if summary:
+                    speed[name, model].append(summary["train_images_per_sec"])
+                    accuracy[name, model].append(summary["test_accuracy"])
+                    if model == "cnn" and "phases_rank0" in summary:
+                        host_ms[name].append(1000 * sum(summary["phases_rank0"].values()) /
+                                             summary["steps"])
+                    nodes[model] = summary.get("cuda_graph_nodes", nodes[model])
+                print("# round %d %-32s %-6s %s" % (round_index + 1, name, model,
+                      figure(speed[name, model][-1]) if summary else "failed"), flush=True)
+
+    to_99 = {True: [], False: []}
+    for seed in range(1, args.seeds + 1):
+        for graphed in (True, False):
+            summary = bench.ours(["--config", os.path.join(ROOT, "configs/mnist99.conf"),
+                                  "--seed", str(seed), "--log-every", "0"], graphed)
+            if summary:
+                to_99[graphed].append((seed, summary.get("target_train_s"),
+                                       summary["test_accuracy"], summary["train_images_per_sec"]))
+    profile = bench.python("gpu_loop.py", ["--model", "cnn", "--profile", "20"] + COMMON + data)
+
+    lines = ["# mnist_ddp with CUDA graphs beside PyTorch, one GPU", "",
+             "Machine: %s, PyTorch %s; %s UTC. `bench/gpu/graph_bench.py --rounds %d --seeds %d`."
+             % (profile.get("gpu", "?") if profile else "?",
+                profile.get("torch", "?") if profile else "?",
+                datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), args.rounds, args.seeds),
+             "", "One epoch of the real MNIST, batch 64, SGD lr 0.01; medians of the rounds.", "",
+             "| program | linear images/s | cnn images/s | cnn ms/step | cnn host ms/step | "
+             "linear acc | cnn acc |", "|---|---|---|---|---|---|---|"]
+    for name in programs:
+        cnn = median(speed[name, "cnn"])
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            name, figure(median(speed[name, "linear"])), figure(cnn),
+            figure(64000 / cnn if cnn else None, 3), figure(median(host_ms[name]), 3),
+            figure(median(accuracy[name, "linear"]), 4), figure(median(accuracy[name, "cnn"]), 4)))
+    lines += ["", "Time to 99% (configs/mnist99.conf, 1 rank, training seconds to the first "
+              "evaluation at 99%):", "", "| seed | graphed s | graphed acc | eager s | eager acc |",
+              "|---|---|---|---|---|"]
+    for (seed, gs, ga, _), (_, es, ea, _) in zip(to_99[True], to_99[False]):
+        lines.append("| %d | %s | %.4f | %s | %.4f |" % (seed, figure(gs, 3), ga, figure(es, 3), ea))
+    for graphed in (True, False):
+        times = [t for _, t, _, _ in to_99[graphed] if t is not None]
+        lines.append("")
+        lines.append("%s: mean %s s over the %d of %d seeds that reached 99%%." % (
+            "graphed" if graphed else "eager", figure(statistics.mean(times), 3) if times else "-",
+            len(times), len(to_99[graphed])))
+    if profile:
+        lines += ["", "PyTorch loop, cnn at batch 64, under torch.profiler: %.0f CUDA kernels and "
+                  "copies per step, %.3f ms of host time per step." % (
+                      profile["kernels_per_step"], profile["host_ms_per_step"])]
+    lines += ["", "mnist_ddp --cuda-graph on: the captured step has %s graph nodes (linear), %s "
+              "(cnn), all launched by one replay." % (figure(nodes["linear"]), figure(nodes["cnn"]))]
+    if bench.failures:
+        lines += ["", "Failures:", ""] + ["- " + f for f in bench.failures]
+    text = "\n".join(lines) + "\n"
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(text)
+    sys.exit(1 if bench.failures else 0)
+
+
+if __name__ == "__main__":
+    main()
