@@ -3,6 +3,8 @@
 // losses and stop decisions, at any world size.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -98,6 +100,27 @@ TEST_CASE("graphed steps train as eager ones: cnn with dropout, SGD with momentu
   config.weight_decay = 5e-4;
   config.grad_dtype = "bf16";
   check_same_training(config);
+}
+
+TEST_CASE("a graphed step is one span of the timeline; the last partial batch has its phases") {
+  config::TrainConfig config = base_config();
+  config.model = "linear";
+  config.epochs = 1;
+  std::vector<std::string> names;
+  TrainerHooks hooks;
+  hooks.on_span = [&](const Span& span) { names.emplace_back(span.name); };
+  const Outcome outcome = train(config, /*graphed=*/true, hooks);
+  const distributed::World& world = testing::test_world();
+  const std::int64_t per_rank = (kTrainSize + world.size() - 1) / world.size();
+  const std::int64_t full = per_rank / config.batch_size;
+  REQUIRE(outcome.summary.steps == full + (per_rank % config.batch_size != 0 ? 1 : 0));
+  const auto count = [&](const char* name) { return std::count(names.begin(), names.end(), name); };
+  CHECK(count("graphed_step") == full);
+  CHECK(count("forward") == outcome.summary.steps - full);  // the eager partial step's phases
+  CHECK(count("optimizer") == outcome.summary.steps - full);
+  // One bucket (the linear model's), timed in the eager step only: a replay's would be the
+  // capture's.
+  CHECK(count("allreduce") == (world.size() > 1 ? outcome.summary.steps - full : 0));
 }
 
 TEST_CASE("a stop asked for on one rank ends graphed and eager runs at the same step") {
