@@ -85,6 +85,11 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
     replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
   }
   if (graphs.capture) {
+    if (config.grad_accum > 1 || replicas_) {  // plan_cuda_graph never asks for these
+      throw Error(ExitCode::kFailure,
+                  "Trainer: a graphed step is one micro-batch on one device (no --grad-accum, "
+                  "no --mode dp)");
+    }
     cursor_ =
         std::make_unique<data::ShardCursor>(config.batch_size, sampler_.num_samples(), device_);
     graphed_ = std::make_unique<GraphedStep>([this] { step_on_device(); }, device_, comm_,

@@ -123,6 +123,14 @@ TEST_CASE("a graphed step is one span of the timeline; the last partial batch ha
   CHECK(count("allreduce") == (world.size() > 1 ? outcome.summary.steps - full : 0));
 }
 
+TEST_CASE("a graphed trainer refuses --grad-accum, which plan_cuda_graph keeps eager") {
+  config::TrainConfig config = base_config();
+  config.model = "linear";
+  config.grad_accum = 2;
+  CHECK_THROWS_WITH(train(config, /*graphed=*/true),
+                    doctest::Contains("a graphed step is one micro-batch on one device"));
+}
+
 TEST_CASE("a stop asked for on one rank ends graphed and eager runs at the same step") {
   const distributed::World& world = testing::test_world();
   config::TrainConfig config = base_config();
