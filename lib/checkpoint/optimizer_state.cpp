@@ -28,14 +28,6 @@ Key key_of(const at::Tensor& parameter) {
   }
 }
 
-}  // namespace
-
-OptimizerStateKey optimizer_state_key(const at::Tensor& parameter) {
-  return key_of<OptimizerStateKey>(parameter);
-}
-
-namespace {
-
 using StatePointer = typename OptimizerStateMap::mapped_type;
 
 std::string prefix(size_t index) { return "optimizer/" + std::to_string(index) + "/"; }
@@ -93,6 +85,10 @@ StatePointer adam_state(const std::map<std::string, at::Tensor>& saved, size_t i
 }
 
 }  // namespace
+
+OptimizerStateKey optimizer_state_key(const at::Tensor& parameter) {
+  return key_of<OptimizerStateKey>(parameter);
+}
 
 std::string type_name(at::ScalarType type) {
   switch (type) {

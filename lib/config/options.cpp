@@ -142,11 +142,10 @@ po::options_description training_options(TrainConfig& config) {
       "GPU, like torch.nn.DataParallel; needs CUDA)")(
       "precision", po::value(&config.precision)->default_value(defaults.precision),
       "fp32 or bf16 (forward under autocast in bfloat16; weights, gradients and optimizer in "
-      "fp32)")(
-      "cuda-graph", po::value(&config.cuda_graph)->default_value(defaults.cuda_graph),
-      "off, auto or on: capture one whole training step (batch, forward, backward, NCCL "
-      "allreduces, optimizer) as a CUDA graph and replay it; auto: where a step can be "
-      "captured, else eager (the banner says why); on: refused where it cannot");
+      "fp32)")("cuda-graph", po::value(&config.cuda_graph)->default_value(defaults.cuda_graph),
+               "off, auto or on: capture one whole training step (batch, forward, backward, NCCL "
+               "allreduces, optimizer) as a CUDA graph and replay it; auto: where a step can be "
+               "captured, else eager (the banner says why); on: refused where it cannot");
 
   po::options_description checkpoints("Checkpoints", kHelpWidth, kHelpDescriptionWidth);
   checkpoints.add_options()(

@@ -15,12 +15,25 @@ namespace mnist_ddp::train {
 namespace {
 
 template <typename State>
-State& state_of(torch::optim::Optimizer& optimizer, const at::Tensor& parameter) {
-  const auto found = optimizer.state().find(checkpoint::optimizer_state_key(parameter));
+State& state_of(torch::optim::Optimizer& optimizer, const checkpoint::OptimizerStateKey& key) {
+  const auto found = optimizer.state().find(key);
   if (found == optimizer.state().end()) {
     throw Error(ExitCode::kFailure, "DeviceOptimizer: apply() before prepare()");
   }
   return static_cast<State&>(*found->second);
+}
+
+/// The state under `key`, made by `initialise` (on a fresh State) when there is none yet.
+template <typename State, typename Initialise>
+State& state_or_fresh(torch::optim::Optimizer& optimizer, const checkpoint::OptimizerStateKey& key,
+                      const Initialise& initialise) {
+  auto& state = optimizer.state()[key];
+  if (!state) {
+    auto fresh = std::make_unique<State>();
+    initialise(*fresh);
+    state = std::move(fresh);
+  }
+  return static_cast<State&>(*state);
 }
 
 std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& parameters) {
@@ -41,6 +54,7 @@ DeviceOptimizer::DeviceOptimizer(torch::optim::Optimizer& optimizer)
       adam_(dynamic_cast<const torch::optim::AdamOptions*>(&optimizer.defaults())),
       sgd_(dynamic_cast<const torch::optim::SGDOptions*>(&optimizer.defaults())),
       parameters_(optimizer.param_groups().at(0).params()) {
+  for (const at::Tensor& p : parameters_) keys_.push_back(checkpoint::optimizer_state_key(p));
   if (optimizer.param_groups().size() != 1 || (adam_ == nullptr && sgd_ == nullptr) ||
       (adam_ != nullptr && adam_->amsgrad()) ||
       (sgd_ != nullptr && (sgd_->dampening() != 0 || sgd_->nesterov()))) {
@@ -56,19 +70,17 @@ DeviceOptimizer::DeviceOptimizer(torch::optim::Optimizer& optimizer)
 
 void DeviceOptimizer::prepare(double lr) {
   optimizer_.param_groups().at(0).options().set_lr(lr);
-  auto& states = optimizer_.state();
   if (adam_ != nullptr) {
     std::int64_t step = 0;
-    for (const at::Tensor& p : parameters_) {
-      auto& state = states[checkpoint::optimizer_state_key(p)];
-      if (!state) {  // LibTorch's initial state
-        auto fresh = std::make_unique<torch::optim::AdamParamState>();
-        fresh->step(0);
-        fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
-        state = std::move(fresh);
-      }
-      auto& adam = static_cast<torch::optim::AdamParamState&>(*state);
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      const at::Tensor& p = parameters_[i];
+      // A parameter's first step starts from LibTorch's initial state.
+      auto& adam = state_or_fresh<torch::optim::AdamParamState>(
+          optimizer_, keys_[i], [&](torch::optim::AdamParamState& fresh) {
+            fresh.step(0);
+            fresh.exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+            fresh.exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+          });
       adam.step(adam.step() + 1);
       step = adam.step();  // the same for every parameter: each has a gradient every step
     }
@@ -81,13 +93,11 @@ void DeviceOptimizer::prepare(double lr) {
   }
   neg_lr_.fill_(-lr);
   if (sgd_->momentum() == 0) return;
-  for (const at::Tensor& p : parameters_) {
-    auto& state = states[checkpoint::optimizer_state_key(p)];
-    if (!state) {
-      auto fresh = std::make_unique<torch::optim::SGDParamState>();
-      fresh->momentum_buffer(at::zeros_like(p, at::MemoryFormat::Preserve));
-      state = std::move(fresh);
-    }
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    state_or_fresh<torch::optim::SGDParamState>(
+        optimizer_, keys_[i], [&](torch::optim::SGDParamState& fresh) {
+          fresh.momentum_buffer(at::zeros_like(parameters_[i], at::MemoryFormat::Preserve));
+        });
   }
 }
 
@@ -105,8 +115,8 @@ void DeviceOptimizer::apply_sgd() {
   if (sgd_->weight_decay() != 0) steps = at::_foreach_add(steps, parameters_, sgd_->weight_decay());
   if (sgd_->momentum() != 0) {
     std::vector<at::Tensor> buffers;
-    for (const at::Tensor& p : parameters_) {
-      buffers.push_back(state_of<torch::optim::SGDParamState>(optimizer_, p).momentum_buffer());
+    for (const auto& key : keys_) {
+      buffers.push_back(state_of<torch::optim::SGDParamState>(optimizer_, key).momentum_buffer());
     }
     // buf = momentum * buf + d_p (no dampening); d_p = buf
     at::_foreach_mul_(buffers, sgd_->momentum());
@@ -123,8 +133,8 @@ void DeviceOptimizer::apply_adam() {
   }
   std::vector<at::Tensor> exp_avgs;
   std::vector<at::Tensor> exp_avg_sqs;
-  for (const at::Tensor& p : parameters_) {
-    auto& state = state_of<torch::optim::AdamParamState>(optimizer_, p);
+  for (const auto& key : keys_) {
+    auto& state = state_of<torch::optim::AdamParamState>(optimizer_, key);
     exp_avgs.push_back(state.exp_avg());
     exp_avg_sqs.push_back(state.exp_avg_sq());
   }

@@ -10,6 +10,8 @@
 #include <torch/optim/optimizer.h>
 #include <torch/optim/sgd.h>
 
+#include "checkpoint/optimizer_state.hpp"
+
 namespace mnist_ddp::train {
 
 /// Note [An optimizer step without host values]. torch::optim::SGD and Adam read the learning
@@ -50,9 +52,10 @@ class DeviceOptimizer {
   const torch::optim::AdamOptions* adam_;  // the optimizer's options: Adam's, or SGD's
   const torch::optim::SGDOptions* sgd_;
   std::vector<at::Tensor> parameters_;
-  at::Tensor neg_lr_;            // SGD: -lr
-  at::Tensor neg_step_size_;     // Adam: -lr / (1 - beta1^t)
-  at::Tensor bias_correction2_;  // Adam: sqrt(1 - beta2^t)
+  std::vector<checkpoint::OptimizerStateKey> keys_;  // of parameters_ in optimizer_.state()
+  at::Tensor neg_lr_;                                // SGD: -lr
+  at::Tensor neg_step_size_;                         // Adam: -lr / (1 - beta1^t)
+  at::Tensor bias_correction2_;                      // Adam: sqrt(1 - beta2^t)
 };
 
 }  // namespace mnist_ddp::train
