@@ -10,15 +10,7 @@
 set(MNIST_DDP_NCCL AUTO CACHE STRING
     "Build the NCCL backend: AUTO (when the CUDA toolkit and NCCL are found), ON (required), OFF")
 set_property(CACHE MNIST_DDP_NCCL PROPERTY STRINGS AUTO ON OFF)
-string(TOUPPER "${MNIST_DDP_NCCL}" _mddp_nccl_mode)
-if(_mddp_nccl_mode MATCHES "^(1|TRUE|YES)$")
-  set(_mddp_nccl_mode ON)
-elseif(_mddp_nccl_mode MATCHES "^(0|FALSE|NO)$")
-  set(_mddp_nccl_mode OFF)
-endif()
-if(NOT _mddp_nccl_mode MATCHES "^(AUTO|ON|OFF)$")
-  message(FATAL_ERROR "MNIST_DDP_NCCL must be AUTO, ON or OFF (got '${MNIST_DDP_NCCL}')")
-endif()
+mddp_tristate(MNIST_DDP_NCCL _mddp_nccl_mode)
 
 set(MNIST_DDP_HAVE_NCCL FALSE)
 

@@ -2,7 +2,8 @@
 """mnist_ddp eager and with --cuda-graph on beside PyTorch on the same GPU, and time to 99%.
 
 On one GPU, with the real MNIST of --data (raw or .gz IDX files), one epoch at batch 64 with SGD at
-lr 0.01 (the tutorial's settings), interleaved over --rounds rounds (medians reported):
+lr 0.01 (the tutorial's settings), interleaved over --rounds rounds (medians reported; the first
+round, then time to 99%, then the other rounds, the report rewritten after every run):
 - the classic Python DDP tutorial (bench/python/ddp_tutorial.py --device cuda: DataLoader with
   per-image transforms, DistributedSampler, DDP over NCCL), linear and cnn;
 - a best-effort PyTorch eager loop with the data already on the GPU (bench/python/gpu_loop.py);
@@ -54,8 +55,11 @@ def run(command, env=None, timeout=300):
 
 
 def reason(stderr):
-    """The first lines of a failed run's error output: the program's own message."""
-    return " / ".join(line for line in stderr.strip().splitlines()[:3] if line.strip())
+    """A failed run's message: the first lines of its error output, or a traceback's last line."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    if any(line.startswith("Traceback") for line in lines):
+        return lines[-1]
+    return " / ".join(lines[:3])
 
 
 def last_json(text):
@@ -110,6 +114,78 @@ def figure(value, digits=0):
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+class Results:
+    """Every figure gathered so far, and the Markdown report of them."""
+
+    def __init__(self, args, programs, models):
+        self.args = args
+        self.programs = programs
+        self.models = models
+        self.speed = {(p, m): [] for p in programs for m in models}
+        self.accuracy = {(p, m): [] for p in programs for m in models}
+        self.host_ms = {p: [] for p in programs}  # host time per cnn step (mnist_ddp's phases)
+        self.nodes = {m: None for m in models}  # of mnist_ddp's captured step
+        self.to_99 = {True: [], False: []}
+        self.profile = None
+
+    def add_run(self, name, model, summary):
+        if summary:
+            self.speed[name, model].append(summary["train_images_per_sec"])
+            self.accuracy[name, model].append(summary["test_accuracy"])
+            if model == "cnn" and "phases_rank0" in summary:
+                self.host_ms[name].append(1000 * sum(summary["phases_rank0"].values()) /
+                                          summary["steps"])
+            self.nodes[model] = summary.get("cuda_graph_nodes", self.nodes[model])
+
+    def report(self, failures, finished):
+        profile = self.profile or {}
+        rounds = max(len(v) for v in self.speed.values())
+        lines = ["# mnist_ddp with CUDA graphs beside PyTorch, one GPU", "",
+                 "Machine: %s, PyTorch %s; %s UTC. `bench/gpu/graph_bench.py --rounds %d "
+                 "--seeds %d`%s." % (
+                     profile.get("gpu", "?"), profile.get("torch", "?"),
+                     datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), self.args.rounds,
+                     self.args.seeds, "" if finished else
+                     " (not finished: the report has the runs done so far)"),
+                 "", "One epoch of the real MNIST, batch 64, SGD lr 0.01; medians of the %d "
+                 "round(s) run." % rounds, "",
+                 "| program | linear images/s | cnn images/s | cnn ms/step | cnn host ms/step | "
+                 "linear acc | cnn acc |", "|---|---|---|---|---|---|---|"]
+        for name in self.programs:
+            cnn = median(self.speed[name, "cnn"])
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                name, figure(median(self.speed[name, "linear"])), figure(cnn),
+                figure(64000 / cnn if cnn else None, 3), figure(median(self.host_ms[name]), 3),
+                figure(median(self.accuracy[name, "linear"]), 4),
+                figure(median(self.accuracy[name, "cnn"]), 4)))
+        lines += ["", "Time to 99% (configs/mnist99.conf, 1 rank, training seconds to the first "
+                  "evaluation at 99%):", "",
+                  "| seed | graphed s | graphed acc | eager s | eager acc |", "|---|---|---|---|---|"]
+        by_seed = {graphed: {seed: (s, a) for seed, s, a, _ in runs}
+                   for graphed, runs in self.to_99.items()}
+        for seed in sorted(set(by_seed[True]) | set(by_seed[False])):
+            (gs, ga), (es, ea) = (by_seed[g].get(seed, (None, None)) for g in (True, False))
+            lines.append("| %d | %s | %s | %s | %s |" % (seed, figure(gs, 3), figure(ga, 4),
+                                                         figure(es, 3), figure(ea, 4)))
+        for graphed in (True, False):
+            times = [t for _, t, _, _ in self.to_99[graphed] if t is not None]
+            lines.append("")
+            lines.append("%s: mean %s s over the %d of %d seeds that reached 99%%." % (
+                "graphed" if graphed else "eager",
+                figure(statistics.mean(times), 3) if times else "-", len(times),
+                len(self.to_99[graphed])))
+        if self.profile:
+            lines += ["", "PyTorch loop, cnn at batch 64, under torch.profiler: %.0f CUDA kernels "
+                      "and copies per step, %.3f ms of host time per step." % (
+                          profile["kernels_per_step"], profile["host_ms_per_step"])]
+        lines += ["", "mnist_ddp --cuda-graph on: the captured step has %s graph nodes (linear), "
+                  "%s (cnn), all launched by one replay." % (
+                      figure(self.nodes["linear"]), figure(self.nodes["cnn"]))]
+        if failures:
+            lines += ["", "Failures:", ""] + ["- " + f for f in failures]
+        return "\n".join(lines) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", default=os.path.join(ROOT, "build-gpu/mnist_ddp"))
@@ -131,76 +207,49 @@ def main():
         "mnist_ddp --cuda-graph on": lambda m: bench.ours(
             ["--model", m, "--log-every", "0"] + COMMON, graphed=True),
     }
-    models = ("linear", "cnn")
-    speed = {(p, m): [] for p in programs for m in models}
-    accuracy = {(p, m): [] for p in programs for m in models}
-    host_ms = {p: [] for p in programs}  # mnist_ddp's host time per cnn step (its phases)
-    nodes = {m: None for m in models}  # of mnist_ddp's captured step
-    for round_index in range(args.rounds):
+    results = Results(args, programs, ("linear", "cnn"))
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+
+    def write(finished=False):
+        # After every run: a bench stopped by its caller's time limit still leaves the figures.
+        with open(args.out, "w") as f:
+            f.write(results.report(bench.failures, finished))
+
+    def throughput_round(round_index):
         names = list(programs)
         if round_index % 2:
             names.reverse()
-        for model in models:
+        for model in results.models:
             for name in names:
                 summary = programs[name](model)
-                if summary:
-                    speed[name, model].append(summary["train_images_per_sec"])
-                    accuracy[name, model].append(summary["test_accuracy"])
-                    if model == "cnn" and "phases_rank0" in summary:
-                        host_ms[name].append(1000 * sum(summary["phases_rank0"].values()) /
-                                             summary["steps"])
-                    nodes[model] = summary.get("cuda_graph_nodes", nodes[model])
-                print("# round %d %-32s %-6s %s" % (round_index + 1, name, model,
-                      figure(speed[name, model][-1]) if summary else "failed"), flush=True)
+                results.add_run(name, model, summary)
+                write()
+                print("# round %d %-32s %-6s %s" % (
+                    round_index + 1, name, model,
+                    figure(results.speed[name, model][-1]) if summary else "failed"), flush=True)
 
-    to_99 = {True: [], False: []}
+    # One round of every program first, then the headline time to 99%, then the other rounds:
+    # the most figures for the time there is.
+    throughput_round(0)
     for seed in range(1, args.seeds + 1):
         for graphed in (True, False):
             summary = bench.ours(["--config", os.path.join(ROOT, "configs/mnist99.conf"),
                                   "--seed", str(seed), "--log-every", "0"], graphed)
             if summary:
-                to_99[graphed].append((seed, summary.get("target_train_s"),
-                                       summary["test_accuracy"], summary["train_images_per_sec"]))
-    profile = bench.python("gpu_loop.py", ["--model", "cnn", "--profile", "20"] + COMMON + data)
-
-    lines = ["# mnist_ddp with CUDA graphs beside PyTorch, one GPU", "",
-             "Machine: %s, PyTorch %s; %s UTC. `bench/gpu/graph_bench.py --rounds %d --seeds %d`."
-             % (profile.get("gpu", "?") if profile else "?",
-                profile.get("torch", "?") if profile else "?",
-                datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), args.rounds, args.seeds),
-             "", "One epoch of the real MNIST, batch 64, SGD lr 0.01; medians of the rounds.", "",
-             "| program | linear images/s | cnn images/s | cnn ms/step | cnn host ms/step | "
-             "linear acc | cnn acc |", "|---|---|---|---|---|---|---|"]
-    for name in programs:
-        cnn = median(speed[name, "cnn"])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
-            name, figure(median(speed[name, "linear"])), figure(cnn),
-            figure(64000 / cnn if cnn else None, 3), figure(median(host_ms[name]), 3),
-            figure(median(accuracy[name, "linear"]), 4), figure(median(accuracy[name, "cnn"]), 4)))
-    lines += ["", "Time to 99% (configs/mnist99.conf, 1 rank, training seconds to the first "
-              "evaluation at 99%):", "", "| seed | graphed s | graphed acc | eager s | eager acc |",
-              "|---|---|---|---|---|"]
-    for (seed, gs, ga, _), (_, es, ea, _) in zip(to_99[True], to_99[False]):
-        lines.append("| %d | %s | %.4f | %s | %.4f |" % (seed, figure(gs, 3), ga, figure(es, 3), ea))
-    for graphed in (True, False):
-        times = [t for _, t, _, _ in to_99[graphed] if t is not None]
-        lines.append("")
-        lines.append("%s: mean %s s over the %d of %d seeds that reached 99%%." % (
-            "graphed" if graphed else "eager", figure(statistics.mean(times), 3) if times else "-",
-            len(times), len(to_99[graphed])))
-    if profile:
-        lines += ["", "PyTorch loop, cnn at batch 64, under torch.profiler: %.0f CUDA kernels and "
-                  "copies per step, %.3f ms of host time per step." % (
-                      profile["kernels_per_step"], profile["host_ms_per_step"])]
-    lines += ["", "mnist_ddp --cuda-graph on: the captured step has %s graph nodes (linear), %s "
-              "(cnn), all launched by one replay." % (figure(nodes["linear"]), figure(nodes["cnn"]))]
-    if bench.failures:
-        lines += ["", "Failures:", ""] + ["- " + f for f in bench.failures]
-    text = "\n".join(lines) + "\n"
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write(text)
-    print(text)
+                results.to_99[graphed].append((seed, summary.get("target_train_s"),
+                                               summary["test_accuracy"],
+                                               summary["train_images_per_sec"]))
+            write()
+            print("# time to 99%%, seed %d, %s: %s" % (
+                seed, "graphed" if graphed else "eager",
+                figure(summary.get("target_train_s"), 3) if summary else "failed"), flush=True)
+    results.profile = bench.python("gpu_loop.py",
+                                   ["--model", "cnn", "--profile", "20"] + COMMON + data)
+    write()
+    for round_index in range(1, args.rounds):
+        throughput_round(round_index)
+    write(finished=True)
+    print(results.report(bench.failures, finished=True))
     sys.exit(1 if bench.failures else 0)
 
 

@@ -2,6 +2,7 @@
 #include "train/graph_plan.hpp"
 
 #include "common/error.hpp"
+#include "train/graphed_step.hpp"
 
 namespace mnist_ddp::train {
 namespace {
@@ -10,9 +11,10 @@ namespace {
 std::string why_eager(const config::TrainConfig& config, const distributed::DevicePlan& plan,
                       int world_size) {
   if (!plan.on_cuda()) return "the run trains on the CPU";
-#if !MNIST_DDP_CUDA_GRAPHS
-  return "this build's LibTorch cannot capture CUDA graphs (LibTorch 2.x with CUDA can)";
-#endif
+  if (!cuda_graphs_built()) {
+    return "this build cannot capture CUDA graphs (it needs a LibTorch 2.x with CUDA, and "
+           "MNIST_DDP_CUDA_GRAPHS not OFF)";
+  }
   if (config.mode == "dp") {
     return "--mode dp copies gradients and parameters between GPUs from the host";
   }

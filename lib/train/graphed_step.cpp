@@ -13,6 +13,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
+#if MNIST_DDP_CUDA_GRAPHS
+#include "common/error.hpp"
+#endif
 #if MNIST_DDP_CUDA_GRAPHS && MNIST_DDP_HAVE_NCCL
 #include "distributed/nccl_communicator.hpp"
 #endif
@@ -44,6 +47,8 @@ namespace mnist_ddp::train {
 // NCCL watchdog's thread keeps querying the events of earlier collectives meanwhile.
 
 #if MNIST_DDP_CUDA_GRAPHS
+
+bool cuda_graphs_built() { return true; }
 
 struct GraphedStep::Capture {
   Capture(c10::DeviceIndex device_index, distributed::Communicator& comm)
@@ -93,22 +98,32 @@ struct GraphedStep::Capture {
     // What the warm-up launched finishes first: a capture may not overlap work it depends on.
     const c10::cuda::CUDAGuard device_guard(device);
     c10::cuda::device_synchronize();
-    on_capture_stream([&] {
+    try {
+      on_capture_stream([&] {
 #if MNIST_DDP_HAVE_NCCL
-      if (nccl != nullptr) nccl->begin_capture();
+        if (nccl != nullptr) nccl->begin_capture();
 #endif
-      graph.emplace();
-      graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-      try {
-        body();
-      } catch (...) {
+        graph.emplace();
+        graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+        try {
+          body();
+        } catch (...) {
+          end_collective_capture();
+          throw;
+        }
+        nodes = captured_nodes();
+        graph->capture_end();
         end_collective_capture();
-        throw;
-      }
-      nodes = captured_nodes();
-      graph->capture_end();
-      end_collective_capture();
-    });
+      });
+    } catch (const Error&) {
+      throw;  // the program's own errors keep their exit codes (a collective's is 5)
+    } catch (const std::exception& e) {
+      // Most likely an operation that CUDA graphs cannot hold (one that waits for the device).
+      throw Error(ExitCode::kFailure,
+                  "capturing the training step as a CUDA graph failed (--cuda-graph off trains "
+                  "without one): " +
+                      std::string(e.what()));
+    }
   }
 
   /// The nodes of the graph being captured on `stream` so far; 0 where CUDA cannot tell.
@@ -171,7 +186,9 @@ bool GraphedStep::replaying() const { return capture_ && capture_->graph.has_val
 
 std::int64_t GraphedStep::nodes() const { return capture_ ? capture_->nodes : 0; }
 
-#else  // LibTorch without CUDA: nothing to capture
+#else  // LibTorch without CUDA graphs: nothing to capture
+
+bool cuda_graphs_built() { return false; }
 
 struct GraphedStep::Capture {};
 

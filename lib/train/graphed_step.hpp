@@ -12,6 +12,10 @@
 
 namespace mnist_ddp::train {
 
+/// Whether this build can capture CUDA graphs: its LibTorch is 2.x with CUDA and it was not
+/// configured with MNIST_DDP_CUDA_GRAPHS=OFF. Where it cannot, GraphedStep runs every step eagerly.
+bool cuda_graphs_built();
+
 /// Note [The step as one CUDA graph] in graphed_step.cpp.
 class GraphedStep {
  public:

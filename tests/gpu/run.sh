@@ -20,7 +20,9 @@
 # GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_RUN_TIMEOUT (seconds per run, default 90),
 # GPU_CHECK_RUN_BUDGET (seconds for all runs together, default 300), GPU_CHECK_BUILD_TIMEOUT
 # (default 480), GPU_CHECK_BENCH=0 (skip bench/gpu/graph_bench.py), GPU_CHECK_BENCH_TIMEOUT
-# (default 300), GPU_CHECK_MNIST (the real MNIST for it, default data/mnist), PYTHON (default
+# (default 300), GPU_CHECK_MNIST (the real MNIST for it, default data/mnist),
+# GPU_CHECK_DEADLINE (seconds from the start by which the script ends, summary written and logs
+# copied: runs and the benchmark get no more than is left; default 0, none), PYTHON (default
 # python3).
 # Exit codes: 0 all checks passed, 1 a check failed, 2 something needed is missing.
 set -euo pipefail
@@ -55,6 +57,7 @@ RUN_BUDGET=${GPU_CHECK_RUN_BUDGET:-300}
 BENCH_TIMEOUT=${GPU_CHECK_BENCH_TIMEOUT:-300}
 MNIST_DIR=${GPU_CHECK_MNIST:-$ROOT/data/mnist}
 BUILD_TIMEOUT=${GPU_CHECK_BUILD_TIMEOUT:-480}
+DEADLINE=${GPU_CHECK_DEADLINE:-0}
 PYTHON=${PYTHON:-python3}
 DATA_DIR=${MNIST_DDP_DATA:-$ROOT/data/fashion-mnist}
 # mnist_ddp reads MNIST_DDP_<OPTION> variables as options: the runs below get the defaults.
@@ -77,6 +80,14 @@ die() {
 }
 # python3 with the caller's library path: the unpacked libraries are not for it.
 py() { LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH "$PYTHON" "$@"; }
+# The smaller of LIMIT and the seconds left before GPU_CHECK_DEADLINE, less RESERVE (for what
+# comes after: the summary and the copy of the logs).
+within_deadline() {
+  local limit=$1 reserve=$2 left
+  ((DEADLINE > 0)) || { echo "$limit"; return; }
+  left=$((DEADLINE - (SECONDS - SCRIPT_START) - reserve))
+  echo $((left < limit ? left : limit))
+}
 
 copy_out() {
   [[ -n $OUT_DIR ]] || return 0
@@ -513,7 +524,8 @@ fi
 nccl_mode=ON
 ((TORCH_HAS_CUDA)) || nccl_mode=AUTO
 configure_args=(-S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release
-                -DMNIST_DDP_NCCL="$nccl_mode" -DTorch_DIR="$TORCH_CONFIG_DIR" "${CMAKE_HINTS[@]}")
+                -DMNIST_DDP_NCCL="$nccl_mode" -DMNIST_DDP_CUDA_GRAPHS=AUTO
+                -DTorch_DIR="$TORCH_CONFIG_DIR" "${CMAKE_HINTS[@]}")
 if [[ -n $CUDA_ROOT ]]; then
   configure_args+=(-DCUDAToolkit_ROOT="$CUDA_ROOT" -DCMAKE_CUDA_COMPILER="$CUDA_ROOT/bin/nvcc")
   export CUDA_HOME=${CUDA_HOME:-$CUDA_ROOT}
@@ -534,7 +546,7 @@ if ! timeout 300 cmake "${configure_args[@]}" >>"$LOG_DIR/configure.log" 2>&1; t
   tail -40 "$LOG_DIR/configure.log" >&2
   die 1 "configure failed (log: $LOG_DIR/configure.log)"
 fi
-grep -E '^-- (LibTorch|NCCL backend|Found (MPI_CXX|Boost|Protobuf|ZLIB|CUDAToolkit))' \
+grep -E '^-- (LibTorch|NCCL backend|CUDA graphs|Found (MPI_CXX|Boost|Protobuf|ZLIB|CUDAToolkit))' \
   "$LOG_DIR/configure.log" | sed 's/^-- /# /' || true
 say "configured in $((SECONDS - step_start)) s"
 [[ $MODE == configure ]] && { say "--configure-only: done"; exit 0; }
@@ -543,11 +555,34 @@ step_start=$SECONDS
 # Keep going past a failed file, so that one build shows every error.
 keep_going=(-k)
 ((${#GENERATOR[@]})) && keep_going=(-k 0)
-if ! timeout "$BUILD_TIMEOUT" cmake --build "$BUILD_DIR" --target mnist_ddp mpi_tests \
-  --parallel "$(nproc)" -- "${keep_going[@]}" >"$LOG_DIR/build.log" 2>&1; then
-  grep -E -B2 -A12 'error|Error' "$LOG_DIR/build.log" | head -80 >&2 \
-    || tail -60 "$LOG_DIR/build.log" >&2
-  die 1 "build failed or passed ${BUILD_TIMEOUT} s (log: $LOG_DIR/build.log)"
+# build LOG: builds mnist_ddp and mpi_tests within what is left of BUILD_TIMEOUT.
+build() {
+  timeout "$((BUILD_TIMEOUT - (SECONDS - step_start)))" cmake --build "$BUILD_DIR" \
+    --target mnist_ddp mpi_tests --parallel "$(nproc)" -- "${keep_going[@]}" >"$1" 2>&1
+}
+show_build_errors() {
+  grep -E -B2 -A12 'error|Error' "$1" | head -80 >&2 || tail -60 "$1" >&2
+}
+# Set when the capture code did not build and the checks run on a build without it.
+GRAPHS_BUILD_FAILURE=""
+if ! build "$LOG_DIR/build.log"; then
+  show_build_errors "$LOG_DIR/build.log"
+  if ! grep -q '^-- CUDA graphs: built' "$LOG_DIR/configure.log" \
+     || ((SECONDS - step_start >= BUILD_TIMEOUT)); then
+    die 1 "build failed or passed ${BUILD_TIMEOUT} s (log: $LOG_DIR/build.log)"
+  fi
+  # Switching the option recompiles lib/train/graphed_step.cpp alone: every check but the
+  # graphed runs (which then fail, refused) still runs and measures.
+  first_error=$(grep -m1 -E 'error:' "$LOG_DIR/build.log" | cut -c1-300 || true)
+  GRAPHS_BUILD_FAILURE="the build with CUDA graphs failed (${first_error:-see the log}); the"
+  GRAPHS_BUILD_FAILURE+=" checks ran on a build configured with -DMNIST_DDP_CUDA_GRAPHS=OFF"
+  GRAPHS_BUILD_FAILURE+=" (log: $LOG_DIR/build.log)"
+  say "$GRAPHS_BUILD_FAILURE"
+  if ! timeout 120 cmake "${configure_args[@]}" -DMNIST_DDP_CUDA_GRAPHS=OFF \
+       >>"$LOG_DIR/configure.log" 2>&1 || ! build "$LOG_DIR/build-without-graphs.log"; then
+    show_build_errors "$LOG_DIR/build-without-graphs.log"
+    die 1 "the build without CUDA graphs failed too (log: $LOG_DIR/build-without-graphs.log)"
+  fi
 fi
 say "built mnist_ddp and mpi_tests in $((SECONDS - step_start)) s"
 BIN=$BUILD_DIR/mnist_ddp
@@ -588,6 +623,14 @@ declare -a R_NAME=() R_RANKS=() R_IPS=() R_ACC=() R_WALL=() R_RESULT=()
 declare -A ACC_OF=()
 FAILED=0
 
+# add_row NAME RANKS IMAGES/S ACCURACY WALL RESULT: a row of the summary; a result other than PASS
+# fails the script.
+add_row() {
+  R_NAME+=("$1") R_RANKS+=("$2") R_IPS+=("$3") R_ACC+=("$4") R_WALL+=("$5") R_RESULT+=("$6")
+  [[ $6 == PASS ]] || FAILED=1
+}
+[[ -z $GRAPHS_BUILD_FAILURE ]] || add_row build_cuda_graphs - - - - "FAIL: $GRAPHS_BUILD_FAILURE"
+
 # check NAME RANKS/GPUS FLOOR EXPECTED_RC LOG_CHECK -- COMMAND...: runs COMMAND under a timeout
 # with its log in LOG_DIR/NAME.log; passes when it exits EXPECTED_RC, given a FLOOR (else -) when
 # the metrics summary (LOG_DIR/NAME.jsonl) has test_accuracy >= FLOOR, and given a LOG_CHECK
@@ -597,10 +640,11 @@ check() {
   shift 6
   local log=$LOG_DIR/$name.log metrics=$LOG_DIR/$name.jsonl
   local left=$((RUN_BUDGET - (SECONDS - RUNS_START)))
-  local limit=$((left < RUN_TIMEOUT ? left : RUN_TIMEOUT))
+  local limit
+  limit=$(within_deadline $((left < RUN_TIMEOUT ? left : RUN_TIMEOUT)) 20)
   local result="" ips="-" acc="-" wall="-" rc=0 start=$SECONDS
   if ((limit < 15)); then
-    result="FAIL: not run, the ${RUN_BUDGET} s for all runs were spent"
+    result="FAIL: not run, the ${RUN_BUDGET} s for all runs (or GPU_CHECK_DEADLINE) were spent"
   else
     printf '%q ' "$@" >"$log"
     echo >>"$log"
@@ -641,7 +685,6 @@ EOF
   fi
   [[ -n $result ]] || result=PASS
   if [[ $result != PASS ]]; then
-    FAILED=1
     {
       echo "---- $name: $result; last lines of $log:"
       tail -25 "$log" 2>/dev/null || true
@@ -650,8 +693,8 @@ EOF
   fi
   printf '# %-26s %-8s %s\n' "$name" "$ranks" "$result"
   ACC_OF[$name]=$acc
-  R_NAME+=("$name") R_RANKS+=("$ranks") R_IPS+=("$ips") R_ACC+=("$acc") R_WALL+=("$wall")
-  R_RESULT+=("$result")
+  add_row "$name" "$ranks" "$ips" "$acc" "$wall" "$result"
+  copy_out >/dev/null
 }
 
 # Log checks of the NCCL test cases: on N ranks they ran on GPUs, not skipped; on more ranks than
@@ -757,13 +800,15 @@ EOF
 }
 
 MPI=("$MPIRUN" --bind-to none)
-check graph_replay_tests 1/1 - 0 replay_cases_ran -- "${MPI[@]}" -np 1 "$TESTS_BIN" \
+# The runs that capture: an error in a capture then names the C++ frames it came through.
+GRAPHED=(env TORCH_SHOW_CPP_STACKTRACES=1 "${MPI[@]}")
+check graph_replay_tests 1/1 - 0 replay_cases_ran -- "${GRAPHED[@]}" -np 1 "$TESTS_BIN" \
   '--test-case=*replay*'
 graph=(-np 1 "$BIN" --backend nccl --model mlp --optimizer adam --lr 0.002 --lr-schedule onecycle
   --device cuda --batch-size 64 "${COMMON[@]}" --max-steps 200)
 check graph_equality_eager 1/1 - 0 - -- "${MPI[@]}" "${graph[@]}" --cuda-graph off \
   --export-model "$LOG_DIR/graph_equality_eager.pt"
-check graph_equality 1/1 - 0 same_parameters_as_eager -- "${MPI[@]}" "${graph[@]}" \
+check graph_equality 1/1 - 0 same_parameters_as_eager -- "${GRAPHED[@]}" "${graph[@]}" \
   --cuda-graph on --export-model "$LOG_DIR/graph_equality.pt"
 check nccl_tests "$NGPU/$NGPU" - 0 nccl_cases_ran -- \
   "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" '--test-case=*nccl*'
@@ -775,13 +820,14 @@ ddp=(--device cuda --batch-size "$PER_RANK_BATCH" "${COMMON[@]}")
 check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph off \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn.jsonl"
-check ddp_nccl_cnn_graph "$NGPU/$NGPU" "$FLOOR_CNN" 0 graph_on -- "${MPI[@]}" -np "$NGPU" \
+check ddp_nccl_cnn_graph "$NGPU/$NGPU" "$FLOOR_CNN" 0 graph_on -- "${GRAPHED[@]}" -np "$NGPU" \
   "$BIN" --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph on \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn_graph.jsonl"
 check ddp_nccl_linear "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model linear "${ddp[@]}" --cuda-graph off \
   --metrics-file "$LOG_DIR/ddp_nccl_linear.jsonl"
-check ddp_nccl_linear_graph "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 graph_on -- "${MPI[@]}" -np "$NGPU" \
+check ddp_nccl_linear_graph "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 graph_on -- "${GRAPHED[@]}" \
+  -np "$NGPU" \
   "$BIN" --backend nccl --model linear "${ddp[@]}" --cuda-graph on \
   --metrics-file "$LOG_DIR/ddp_nccl_linear_graph.jsonl"
 check ddp_nccl_cnn_bf16 "$NGPU/$NGPU" "$FLOOR_CNN_BF16" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
@@ -812,7 +858,7 @@ check nccl_alone 1/1 - 0 communicated_alone -- "${MPI[@]}" "${alone[@]}" --commu
   --metrics-file "$LOG_DIR/nccl_alone.jsonl"
 # The same with every step's bucket allreduces captured and replayed, the watchdog watching each
 # replay.
-check nccl_alone_graph 1/1 - 0 graph_on -- "${MPI[@]}" "${alone[@]}" --communicate-alone \
+check nccl_alone_graph 1/1 - 0 graph_on -- "${GRAPHED[@]}" "${alone[@]}" --communicate-alone \
   --cuda-graph on --metrics-file "$LOG_DIR/nccl_alone_graph.jsonl"
 # Checkpoints of a GPU run: stop at step 400 (checkpoints at 200 and 400), resume to the end of
 # the epoch, export the model (moved to the CPU).
@@ -845,9 +891,7 @@ d = abs(float(sys.argv[1]) - float(sys.argv[2]))
 print("PASS" if d <= 0.02 else "FAIL: test accuracy differs by %.4f (> 0.02)" % d)' \
     "$acc_a" "$acc_b")
   printf '# %-26s %-8s %s\n' "$name" "$NGPU/$NGPU" "$agreement"
-  R_NAME+=("$name") R_RANKS+=("$NGPU/$NGPU") R_IPS+=(-) R_ACC+=("$acc_a vs $acc_b")
-  R_WALL+=(-) R_RESULT+=("$agreement")
-  [[ $agreement == PASS ]] || FAILED=1
+  add_row "$name" "$NGPU/$NGPU" - "$acc_a vs $acc_b" - "$agreement"
 }
 # The same training through NCCL and through MPI must agree: a wrong average in one of them
 # shows here even where both still learn.
@@ -863,14 +907,23 @@ if [[ ${GPU_CHECK_BENCH:-1} != 0 ]]; then
   hr "Benchmark"
   if [[ -f $MNIST_DIR/train-images-idx3-ubyte || -f $MNIST_DIR/train-images-idx3-ubyte.gz ]]; then
     bench_rc=0
-    # Its PyTorch runs get the caller's library path, mpirun and mnist_ddp this script's.
-    timeout --kill-after=10 "$BENCH_TIMEOUT" env PYTHON="$PYTHON" MPIRUN="$MPIRUN" \
-      PYTHON_LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PYTHON" "$ROOT/bench/gpu/graph_bench.py" \
-      --bin "$BIN" --data "$MNIST_DIR" --out "$LOG_DIR/graph_bench.md" \
-      >"$LOG_DIR/graph_bench.log" 2>&1 || bench_rc=$?
-    cat "$LOG_DIR/graph_bench.md" 2>/dev/null || tail -20 "$LOG_DIR/graph_bench.log"
-    BENCH_LINE="graph_bench: exit $bench_rc ($LOG_DIR/graph_bench.md)"
-    ((bench_rc == 0)) || FAILED=1
+    bench_limit=$(within_deadline "$BENCH_TIMEOUT" 20)
+    if ((bench_limit < 30)); then
+      BENCH_LINE="graph_bench: not run, GPU_CHECK_DEADLINE leaves ${bench_limit} s"
+      FAILED=1
+    else
+      # Its PyTorch runs get the caller's library path, mpirun and mnist_ddp this script's. It
+      # rewrites its report after every run: one stopped by the limit still has the runs done.
+      timeout --kill-after=5 "$bench_limit" env PYTHON="$PYTHON" MPIRUN="$MPIRUN" \
+        PYTHON_LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PYTHON" \
+        "$ROOT/bench/gpu/graph_bench.py" --bin "$BIN" --data "$MNIST_DIR" \
+        --out "$LOG_DIR/graph_bench.md" >"$LOG_DIR/graph_bench.log" 2>&1 || bench_rc=$?
+      cat "$LOG_DIR/graph_bench.md" 2>/dev/null || tail -20 "$LOG_DIR/graph_bench.log"
+      BENCH_LINE="graph_bench: exit $bench_rc ($LOG_DIR/graph_bench.md)"
+      ((bench_rc != 124 && bench_rc != 137)) ||
+        BENCH_LINE="graph_bench: stopped after $bench_limit s; the report has the runs done"
+      ((bench_rc == 0)) || FAILED=1
+    fi
   else
     BENCH_LINE="graph_bench: not run, no MNIST in $MNIST_DIR (set GPU_CHECK_MNIST)"
   fi

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "train/graph_plan.hpp"
+#include "train/graphed_step.hpp"
 
 namespace mnist_ddp::train {
 namespace {
@@ -50,8 +51,8 @@ TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
                      "CPU; use --cuda-graph auto (eager steps) or off") != std::string::npos);
 }
 
-#if MNIST_DDP_CUDA_GRAPHS
-TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them cannot be") {
+TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them cannot be" *
+          doctest::skip(!cuda_graphs_built())) {
   const config::TrainConfig plain;
   CHECK(auto_decision(plain, cuda_plan("nccl"), 8) == "captured");
   CHECK(on_refusal(plain, cuda_plan("nccl"), 8).empty());
@@ -84,15 +85,16 @@ TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them can
   CHECK(auto_decision(alone, cuda_plan("mpi"), 1) ==
         "gradients travel through host memory over MPI, which no CUDA graph can hold");
 }
-#else
-TEST_CASE("plan_cuda_graph: a LibTorch without CUDA graphs runs CUDA steps eagerly, saying so") {
+
+TEST_CASE("plan_cuda_graph: a build without CUDA graphs runs CUDA steps eagerly, saying so" *
+          doctest::skip(cuda_graphs_built())) {
   const config::TrainConfig plain;
-  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) ==
-        "this build's LibTorch cannot capture CUDA graphs (LibTorch 2.x with CUDA can)");
-  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).find("LibTorch 2.x with CUDA can") !=
-        std::string::npos);
+  const std::string reason =
+      "this build cannot capture CUDA graphs (it needs a LibTorch 2.x with CUDA, and "
+      "MNIST_DDP_CUDA_GRAPHS not OFF)";
+  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) == reason);
+  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).find(reason) != std::string::npos);
 }
-#endif
 
 }  // namespace
 }  // namespace mnist_ddp::train
