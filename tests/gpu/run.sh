@@ -22,8 +22,10 @@
 # (default 480), GPU_CHECK_BENCH=0 (skip bench/gpu/graph_bench.py), GPU_CHECK_BENCH_TIMEOUT
 # (default 300), GPU_CHECK_MNIST (the real MNIST for it, default data/mnist),
 # GPU_CHECK_DEADLINE (seconds from the start by which the script ends, summary written and logs
-# copied: runs and the benchmark get no more than is left; default 0, none), PYTHON (default
-# python3).
+# copied: runs and the benchmark get no more than is left; default 0, none), GPU_CHECK_ONLY (an
+# extended regular expression: only the runs whose names match it, e.g. 'graph'),
+# GPU_CHECK_BENCH_ARGS (more arguments for graph_bench.py, e.g. '--rounds 1 --seeds 3'), PYTHON
+# (default python3).
 # Exit codes: 0 all checks passed, 1 a check failed, 2 something needed is missing.
 set -euo pipefail
 
@@ -58,6 +60,8 @@ BENCH_TIMEOUT=${GPU_CHECK_BENCH_TIMEOUT:-300}
 MNIST_DIR=${GPU_CHECK_MNIST:-$ROOT/data/mnist}
 BUILD_TIMEOUT=${GPU_CHECK_BUILD_TIMEOUT:-480}
 DEADLINE=${GPU_CHECK_DEADLINE:-0}
+ONLY=${GPU_CHECK_ONLY:-}
+read -r -a BENCH_ARGS <<<"${GPU_CHECK_BENCH_ARGS:-}"
 PYTHON=${PYTHON:-python3}
 DATA_DIR=${MNIST_DDP_DATA:-$ROOT/data/fashion-mnist}
 # mnist_ddp reads MNIST_DDP_<OPTION> variables as options: the runs below get the defaults.
@@ -638,6 +642,7 @@ add_row() {
 check() {
   local name=$1 ranks=$2 floor=$3 expected=$4 log_check=$5
   shift 6
+  [[ -z $ONLY || $name =~ $ONLY ]] || return 0
   local log=$LOG_DIR/$name.log metrics=$LOG_DIR/$name.jsonl
   local left=$((RUN_BUDGET - (SECONDS - RUNS_START)))
   local limit
@@ -917,7 +922,8 @@ if [[ ${GPU_CHECK_BENCH:-1} != 0 ]]; then
       timeout --kill-after=5 "$bench_limit" env PYTHON="$PYTHON" MPIRUN="$MPIRUN" \
         PYTHON_LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PYTHON" \
         "$ROOT/bench/gpu/graph_bench.py" --bin "$BIN" --data "$MNIST_DIR" \
-        --out "$LOG_DIR/graph_bench.md" >"$LOG_DIR/graph_bench.log" 2>&1 || bench_rc=$?
+        --out "$LOG_DIR/graph_bench.md" "${BENCH_ARGS[@]}" >"$LOG_DIR/graph_bench.log" 2>&1 ||
+        bench_rc=$?
       cat "$LOG_DIR/graph_bench.md" 2>/dev/null || tail -20 "$LOG_DIR/graph_bench.log"
       BENCH_LINE="graph_bench: exit $bench_rc ($LOG_DIR/graph_bench.md)"
       ((bench_rc != 124 && bench_rc != 137)) ||
