@@ -160,7 +160,8 @@ class Results:
                 figure(median(self.accuracy[name, "cnn"]), 4)))
         lines += ["", "Time to 99% (configs/mnist99.conf, 1 rank, training seconds to the first "
                   "evaluation at 99%):", "",
-                  "| seed | graphed s | graphed acc | eager s | eager acc |", "|---|---|---|---|---|"]
+                  "| seed | graphed s | graphed acc | eager s | eager acc |",
+                  "|---|---|---|---|---|"]
         by_seed = {graphed: {seed: (s, a) for seed, s, a, _ in runs}
                    for graphed, runs in self.to_99.items()}
         for seed in sorted(set(by_seed[True]) | set(by_seed[False])):
