@@ -102,6 +102,45 @@ TEST_CASE("graphed steps train as eager ones: cnn with dropout, SGD with momentu
   check_same_training(config);
 }
 
+TEST_CASE("graphed steps report as eager ones: log windows, rates, mid-epoch evaluations") {
+  config::TrainConfig config = base_config();
+  config.model = "mlp";
+  config.optimizer = "adam";
+  config.lr = 0.003;
+  config.lr_schedule = "onecycle";
+  config.log_every = 2;
+  config.eval_every = 3;
+  struct Reports {
+    std::vector<double> window_losses;
+    std::vector<double> rates;
+    std::vector<std::int64_t> evaluation_steps;
+    std::vector<double> evaluation_losses;
+  };
+  const auto reported = [&](bool graphed) {
+    Reports reports;
+    TrainerHooks hooks;
+    hooks.on_step = [&](const StepReport& step) {
+      reports.rates.push_back(step.lr);
+      if (step.window) reports.window_losses.push_back(step.window->loss);
+    };
+    hooks.on_evaluation = [&](const EvalReport& evaluation) {
+      reports.evaluation_steps.push_back(evaluation.step);
+      reports.evaluation_losses.push_back(evaluation.test.loss);
+    };
+    train(config, graphed, hooks);
+    return reports;
+  };
+  const Reports eager = reported(/*graphed=*/false);
+  const Reports graphed = reported(/*graphed=*/true);
+  // Every window (the loss sums the device keeps), every rate and every evaluation, exactly.
+  CHECK(eager.window_losses.size() > 2);
+  CHECK(graphed.window_losses == eager.window_losses);
+  CHECK(graphed.rates == eager.rates);
+  CHECK(eager.evaluation_steps.size() > 2);
+  CHECK(graphed.evaluation_steps == eager.evaluation_steps);
+  CHECK(graphed.evaluation_losses == eager.evaluation_losses);
+}
+
 TEST_CASE("a graphed step is one span of the timeline; the last partial batch has its phases") {
   config::TrainConfig config = base_config();
   config.model = "linear";
