@@ -213,8 +213,10 @@ def main():
 
     def write(finished=False):
         # After every run: a bench stopped by its caller's time limit still leaves the figures.
+        text = results.report(bench.failures, finished)
         with open(args.out, "w") as f:
-            f.write(results.report(bench.failures, finished))
+            f.write(text)
+        return text
 
     def throughput_round(round_index):
         names = list(programs)
@@ -249,8 +251,7 @@ def main():
     write()
     for round_index in range(1, args.rounds):
         throughput_round(round_index)
-    write(finished=True)
-    print(results.report(bench.failures, finished=True))
+    print(write(finished=True))
     sys.exit(1 if bench.failures else 0)
 
 

@@ -28,8 +28,6 @@ class ShardCursor {
   /// (no value read or written by the host). The caller keeps to whole batches of the shard.
   at::Tensor next();
 
-  std::int64_t batch_size() const { return batch_size_; }
-
  private:
   std::int64_t batch_size_;
   at::Tensor shard_;     // (capacity) int64

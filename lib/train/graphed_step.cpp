@@ -12,8 +12,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#endif
-#if MNIST_DDP_CUDA_GRAPHS
+
 #include "common/error.hpp"
 #endif
 #if MNIST_DDP_CUDA_GRAPHS && MNIST_DDP_HAVE_NCCL

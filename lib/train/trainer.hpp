@@ -147,9 +147,9 @@ class Trainer {
   data::BatchMaker test_batches_;
   data::DistributedSampler sampler_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  DeviceOptimizer
-      device_optimizer_;  // steps optimizer_ (Note [An optimizer step without host values])
-  LrSchedule schedule_;   // after sampler_: its length is counted in the sampler's epochs
+  // Steps optimizer_ (Note [An optimizer step without host values]).
+  DeviceOptimizer device_optimizer_;
+  LrSchedule schedule_;  // after sampler_: its length is counted in the sampler's epochs
   ddp::GradientReducer reducer_;
   std::unique_ptr<ddp::ModelReplicas> replicas_;  // --mode dp only
   // --cuda-graph (graphs.capture) only: the epoch's shard on the device and the captured step.

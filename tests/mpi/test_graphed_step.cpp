@@ -81,12 +81,18 @@ config::TrainConfig base_config() {
   return config;
 }
 
-TEST_CASE("graphed steps train as eager ones: mlp, Adam, one-cycle schedule, weight decay") {
+/// The mlp with Adam and a one-cycle schedule: a rate and bias corrections that change every step.
+config::TrainConfig adam_onecycle_config() {
   config::TrainConfig config = base_config();
   config.model = "mlp";
   config.optimizer = "adam";
   config.lr = 0.003;
   config.lr_schedule = "onecycle";
+  return config;
+}
+
+TEST_CASE("graphed steps train as eager ones: mlp, Adam, one-cycle schedule, weight decay") {
+  config::TrainConfig config = adam_onecycle_config();
   config.weight_decay = 1e-4;
   check_same_training(config);
 }
@@ -103,11 +109,7 @@ TEST_CASE("graphed steps train as eager ones: cnn with dropout, SGD with momentu
 }
 
 TEST_CASE("graphed steps report as eager ones: log windows, rates, mid-epoch evaluations") {
-  config::TrainConfig config = base_config();
-  config.model = "mlp";
-  config.optimizer = "adam";
-  config.lr = 0.003;
-  config.lr_schedule = "onecycle";
+  config::TrainConfig config = adam_onecycle_config();
   config.log_every = 2;
   config.eval_every = 3;
   struct Reports {
