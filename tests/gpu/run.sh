@@ -82,6 +82,12 @@ die() {
   echo "gpu check: error: $*" >&2
   exit "$code"
 }
+# The time settings are whole seconds: anything else would reach bash's arithmetic unchecked.
+for setting in GPU_CHECK_RUN_TIMEOUT GPU_CHECK_RUN_BUDGET GPU_CHECK_BENCH_TIMEOUT \
+               GPU_CHECK_BUILD_TIMEOUT GPU_CHECK_DEADLINE; do
+  [[ ${!setting:-0} =~ ^[0-9]+$ ]] || die 2 "$setting must be a whole number of seconds," \
+    "not '${!setting}'"
+done
 # python3 with the caller's library path: the unpacked libraries are not for it.
 py() { LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH "$PYTHON" "$@"; }
 # The smaller of LIMIT and the seconds left before GPU_CHECK_DEADLINE, less RESERVE (for what
