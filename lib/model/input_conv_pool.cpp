@@ -6,9 +6,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "model/autocast_scope.hpp"
 #include "model/channels_last.hpp"
 #include "model/pool_window.hpp"
 #include "model/pooled_features.hpp"
@@ -174,7 +174,7 @@ bool fused_kernel_applies(const at::Tensor& images, const at::Tensor& weight,
   const std::int64_t out_height = images.size(2) - weight.size(2) + 1;
   const std::int64_t out_width = images.size(3) - weight.size(3) + 1;
   return out_height >= 2 && out_width >= 2 && out_height % 2 == 0 && out_width % 2 == 0 &&
-         !at::autocast::is_cpu_enabled() && cpu_has_avx2_and_fma();
+         !autocast_enabled(c10::kCPU) && cpu_has_avx2_and_fma();
 }
 
 Geometry geometry_of(at::IntArrayRef image_sizes, at::IntArrayRef weight_sizes) {

@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
-#include "train/autocast_scope.hpp"
+#include "model/autocast_scope.hpp"
 
 namespace mnist_ddp::train {
 
@@ -26,7 +26,7 @@ EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
     const data::Batch batch = batches.make(
         shard.narrow(0, start, std::min<std::int64_t>(batch_size, shard.size(0) - start)));
     const at::Tensor logits = [&] {
-      const AutocastScope autocast(device.type(), bf16);
+      const model::AutocastScope autocast(device.type(), bf16);
       return model.forward(batch.inputs);
     }();
     loss_sum +=

@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "common/process_clock.hpp"
 #include "ddp/parameter_broadcast.hpp"
-#include "train/autocast_scope.hpp"
+#include "model/autocast_scope.hpp"
 #include "train/make_optimizer.hpp"
 
 namespace mnist_ddp::train {
@@ -147,7 +147,7 @@ LogWindow Trainer::reduce_window() {
 }
 
 std::vector<at::Tensor> Trainer::micro_batch_losses(const data::Batch& batch) {
-  const AutocastScope autocast(device_.type(), config_.precision == "bf16");
+  const model::AutocastScope autocast(device_.type(), config_.precision == "bf16");
   if (replicas_) return replicas_->weighted_losses(batch);
   // Logits in float32 for the loss, whatever precision the forward ran in.
   return {at::cross_entropy_loss(model_.forward(batch.inputs).to(at::kFloat), batch.targets)};

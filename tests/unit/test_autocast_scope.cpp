@@ -1,11 +1,12 @@
 // tests/unit/test_autocast_scope.cpp — --precision bf16 on the CPU: matrix products in bfloat16
-// inside the scope, float32 outside and after it, parameters and gradients always float32.
+// inside the scope, float32 outside and after it, parameters and gradients always float32;
+// autocast_enabled says which.
 #include <ATen/ATen.h>
 #include <doctest/doctest.h>
 #include <torch/utils.h>
 
+#include "model/autocast_scope.hpp"
 #include "model/classifier.hpp"
-#include "train/autocast_scope.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
@@ -20,14 +21,19 @@ TEST_SUITE("AutocastScope") {
     const auto net = model::make_model("linear");
     const at::Tensor images = at::randn({4, 1, 28, 28});
     at::Tensor logits;
+    CHECK_FALSE(model::autocast_enabled(c10::kCPU));
     {
-      const train::AutocastScope scope(c10::kCPU, /*enabled=*/true);
+      const model::AutocastScope scope(c10::kCPU, /*enabled=*/true);
+      CHECK(model::autocast_enabled(c10::kCPU));
+      CHECK_FALSE(model::autocast_enabled(c10::kCUDA));  // the CPU's state only
       logits = net->forward(images);
       {
-        const train::AutocastScope inner(c10::kCPU, /*enabled=*/false);  // nests as a no-op
+        const model::AutocastScope inner(c10::kCPU, /*enabled=*/false);  // nests as a no-op
         CHECK(dtype(net->forward(images)) == "BFloat16");
+        CHECK(model::autocast_enabled(c10::kCPU));
       }
     }
+    CHECK_FALSE(model::autocast_enabled(c10::kCPU));
     CHECK(dtype(logits) == "BFloat16");
     CHECK(dtype(net->forward(images)) == "Float");  // the previous state is back
 
@@ -40,7 +46,7 @@ TEST_SUITE("AutocastScope") {
 
   TEST_CASE("disabled, it changes nothing") {
     const auto net = model::make_model("linear");
-    const train::AutocastScope scope(c10::kCPU, /*enabled=*/false);
+    const model::AutocastScope scope(c10::kCPU, /*enabled=*/false);
     CHECK(dtype(net->forward(at::randn({2, 1, 28, 28}))) == "Float");
   }
 }

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <doctest/doctest.h>
+#include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
 #include "model/input_conv_pool.hpp"

@@ -1,15 +1,15 @@
-// lib/train/autocast_scope.cpp — LibTorch 2.4 made autocast's state per device type; 1.13 has one
-// set of functions for CUDA ("gpu") and one for the CPU.
-#include "train/autocast_scope.hpp"
+// lib/model/autocast_scope.cpp — LibTorch 2.4 made autocast's state per device type (and deprecated
+// the older functions); 1.13 has one set of functions for CUDA ("gpu") and one for the CPU.
+#include "model/autocast_scope.hpp"
 
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-namespace mnist_ddp::train {
+namespace mnist_ddp::model {
 namespace {
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-bool autocast_enabled(c10::DeviceType device) { return at::autocast::is_autocast_enabled(device); }
+bool enabled_on(c10::DeviceType device) { return at::autocast::is_autocast_enabled(device); }
 c10::ScalarType autocast_dtype(c10::DeviceType device) {
   return at::autocast::get_autocast_dtype(device);
 }
@@ -18,7 +18,7 @@ void set_autocast(c10::DeviceType device, bool enabled, c10::ScalarType dtype) {
   at::autocast::set_autocast_dtype(device, dtype);
 }
 #else
-bool autocast_enabled(c10::DeviceType device) {
+bool enabled_on(c10::DeviceType device) {
   return device == c10::kCUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
 }
 c10::ScalarType autocast_dtype(c10::DeviceType device) {
@@ -38,6 +38,8 @@ void set_autocast(c10::DeviceType device, bool enabled, c10::ScalarType dtype) {
 
 }  // namespace
 
+bool autocast_enabled(c10::DeviceType device) { return enabled_on(device); }
+
 AutocastScope::AutocastScope(c10::DeviceType device, bool enabled)
     : device_(device), enabled_(enabled) {
   if (!enabled_) return;
@@ -53,4 +55,4 @@ AutocastScope::~AutocastScope() {
   set_autocast(device_, previous_enabled_, previous_dtype_);
 }
 
-}  // namespace mnist_ddp::train
+}  // namespace mnist_ddp::model

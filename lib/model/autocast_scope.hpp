@@ -1,11 +1,14 @@
-// lib/train/autocast_scope.hpp — provides: AutocastScope, --precision bf16 for the forward passes
-// of one scope, on LibTorch 1.13 and 2.x alike.
+// lib/model/autocast_scope.hpp — provides: AutocastScope, --precision bf16 for the forward passes
+// of one scope, and autocast_enabled(device), on LibTorch 1.13 and 2.x alike.
 #pragma once
 
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
-namespace mnist_ddp::train {
+namespace mnist_ddp::model {
+
+/// Whether the calling thread's forward passes on `device` run under LibTorch's autocast now.
+bool autocast_enabled(c10::DeviceType device);
 
 /// While alive (and `enabled`), the calling thread's forward passes on `device` run matrix
 /// products and convolutions in bfloat16 (LibTorch's autocast, as torch.autocast does); parameters
@@ -26,4 +29,4 @@ class AutocastScope {
   c10::ScalarType previous_dtype_ = c10::ScalarType::Undefined;
 };
 
-}  // namespace mnist_ddp::train
+}  // namespace mnist_ddp::model

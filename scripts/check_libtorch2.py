@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""scripts/check_libtorch2.py — provides: the check that every C++ source of a build compiles
+against the headers of a LibTorch 2.x with CUDA, with CUDA graphs and the NCCL backend built in.
+
+Debian 12's LibTorch is 1.13 and has no CUDA, so a normal build here never compiles the code
+that only a LibTorch 2.x with CUDA reaches (the CUDA graph capture, the 2.x branches of version
+checks), and nothing else would notice an API that 2.x removed or deprecated before a GPU
+machine builds it. This check takes each command of the build's compile_commands.json, swaps
+LibTorch's include folders for the 2.x ones, defines MNIST_DDP_CUDA_GRAPHS=1 and
+MNIST_DDP_HAVE_NCCL=1, adds the CUDA toolkit's headers, drops the precompiled header (so every
+source must include what it uses) and compiles it with -fsyntax-only -Werror: a deprecated call
+fails too. A source that still reaches a LibTorch header outside the 2.x folders (the system's
+1.13 copy of a header that 2.x no longer has) fails as well, naming the header.
+
+The headers come from Debian 13's libtorch-cuda-dev (LibTorch 2.6 built with CUDA; about 2.4 MB),
+fetched once with apt from a private package list (the archive's signatures are checked as for
+any apt download) into BUILD_DIR/libtorch2; or from --headers, e.g. a PyTorch wheel's
+torch/include.
+
+    scripts/check_libtorch2.py [--build-dir DIR] [--headers DIR] [--cuda DIR] [--jobs N]
+                               [--files REGEX] [--replace SOURCE=FILE]...
+
+Exit 0: every source compiles; 1: some do not (each named, with its first errors); 2: bad usage;
+77: something the check needs is missing here (no compile_commands.json, CUDA headers, apt or
+the archive), which under CI (CI set) is exit 1 instead.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SKIP = 77
+# Debian 13 ("trixie") builds LibTorch with CUDA in contrib; the -dev package holds its headers.
+DEBIAN_SUITE = "trixie"
+DEBIAN_PACKAGE = "libtorch-cuda-dev"
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+# Folders of LibTorch's headers, by the top folder of an include: a dependency under one of
+# these that is not inside the 2.x headers is the 1.13 copy.
+LIBTORCH_TOPS = ("ATen", "c10", "torch", "caffe2")
+# Inside a LibTorch include root; TORCH_VERSION_MAJOR and _MINOR.
+VERSION_HEADER = "torch/csrc/api/include/torch/version.h"
+
+
+class Missing(Exception):
+    """Something the check needs is not on this machine (exit 77, or 1 under CI)."""
+
+
+def fetch_debian_headers(destination: pathlib.Path, mirror: str) -> pathlib.Path:
+    """Unpacks Debian's libtorch-cuda-dev into `destination` (once) and returns its include root."""
+    include = destination / "root/usr/include"
+    if (include / VERSION_HEADER).is_file():
+        return include
+    for tool in ("apt-get", "dpkg-deb"):
+        if shutil.which(tool) is None:
+            raise Missing(f"{tool} is not installed (it fetches Debian's {DEBIAN_PACKAGE})")
+    if not pathlib.Path(DEBIAN_KEYRING).is_file():
+        raise Missing(f"{DEBIAN_KEYRING} is missing (package debian-archive-keyring)")
+    apt = destination / "apt"
+    for folder in ("lists/partial", "cache/archives/partial", "sources.list.d", "download"):
+        (apt / folder).mkdir(parents=True, exist_ok=True)
+    sources = apt / "sources.list"
+    sources.write_text(f"deb [signed-by={DEBIAN_KEYRING}] {mirror} {DEBIAN_SUITE} contrib\n")
+    # Only this list: the machine's own package lists and preferences stay out of it.
+    options = [
+        f"-oDir::Etc::SourceList={sources}", f"-oDir::Etc::SourceParts={apt}/sources.list.d",
+        f"-oDir::State::Lists={apt}/lists", f"-oDir::Cache={apt}/cache",
+        "-oDir::Etc::Preferences=/dev/null", f"-oDir::Etc::PreferencesParts={apt}/sources.list.d",
+        "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root", "-oAcquire::Retries=2",
+        "-oAcquire::http::Timeout=20", "-qq",
+    ]
+    for step in (["update"], ["download", DEBIAN_PACKAGE]):
+        result = subprocess.run(["apt-get", *options, *step], cwd=apt / "download",
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise Missing(f"apt-get {' '.join(step)} from {mirror} {DEBIAN_SUITE} failed: "
+                          f"{(result.stderr or result.stdout).strip()}")
+    package = next((apt / "download").glob(f"{DEBIAN_PACKAGE}_*.deb"))
+    unpacked = destination / "root.partial"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    subprocess.run(["dpkg-deb", "-x", str(package), str(unpacked)], check=True)
+    shutil.rmtree(destination / "root", ignore_errors=True)
+    unpacked.rename(destination / "root")
+    print(f"check_libtorch2: headers from {package.name}")
+    return include
+
+
+def torch_version(include: pathlib.Path) -> tuple:
+    text = (include / VERSION_HEADER).read_text()
+    parts = [re.search(rf"#define TORCH_VERSION_{name} (\d+)", text) for name in ("MAJOR", "MINOR")]
+    if None in parts:
+        raise SystemExit(f"check_libtorch2: no version in {include / VERSION_HEADER}")
+    return tuple(int(part.group(1)) for part in parts)
+
+
+def is_libtorch_include_root(folder: str) -> bool:
+    path = pathlib.Path(folder)
+    return (path / "torch/torch.h").is_file() or (path / "ATen/ATen.h").is_file()
+
+
+def rewrite(arguments: list, include: pathlib.Path, cuda_include: str, cxx20: bool,
+            depfile: str) -> list:
+    """The build's compile command as a syntax check against the 2.x headers."""
+    out = [arguments[0], f"-isystem{include}", f"-isystem{include}/torch/csrc/api/include",
+           f"-isystem{cuda_include}"]
+    words = arguments[1:]
+    i = 0
+    while i < len(words):
+        word, following = words[i], words[i + 1] if i + 1 < len(words) else ""
+        i += 1
+        if word in ("-o", "-MF", "-MT", "-MQ") or (word == "-include" and "cmake_pch" in following):
+            i += 1  # the output, the dependency file, or the precompiled header: dropped
+        elif word in ("-c", "-MD", "-MMD", "-Winvalid-pch"):
+            pass
+        elif word in ("-I", "-isystem"):
+            i += 1
+            if not is_libtorch_include_root(following):
+                out += [word, following]
+        elif re.match(r"-(I|isystem)", word) and is_libtorch_include_root(
+                re.sub(r"^-(I|isystem)", "", word)):
+            pass
+        elif cxx20 and re.fullmatch(r"-std=(c|gnu)\+\+17", word):
+            out.append(word.replace("17", "20"))
+        else:
+            out.append(word)
+    return out + ["-fsyntax-only", "-Werror", "-DMNIST_DDP_CUDA_GRAPHS=1",
+                  "-DMNIST_DDP_HAVE_NCCL=1", "-MD", "-MF", depfile]
+
+
+def foreign_headers(depfile: str, include: pathlib.Path) -> list:
+    """LibTorch headers the source reached outside the 2.x include root."""
+    text = pathlib.Path(depfile).read_text().replace("\\\n", " ")
+    paths = text.split(":", 1)[1].split() if ":" in text else []
+    foreign = []
+    for path in paths:
+        resolved = pathlib.Path(path).resolve()
+        if resolved.is_relative_to(include.resolve()):
+            continue
+        if any(f"/{top}/" in str(resolved) for top in LIBTORCH_TOPS) and \
+                not resolved.is_relative_to(ROOT):
+            foreign.append(str(resolved))
+    return foreign
+
+
+def check_source(entry: dict, include: pathlib.Path, cuda_include: str, cxx20: bool,
+                 replacement: str, scratch: str):
+    """(source, None) when it compiles, else (source, what went wrong)."""
+    source = entry["file"]
+    arguments = entry.get("arguments") or shlex.split(entry["command"])
+    depfile = os.path.join(scratch, re.sub(r"[^A-Za-z0-9_.]", "_", source) + ".d")
+    command = rewrite(arguments, include, cuda_include, cxx20, depfile)
+    if replacement:
+        # The planted copy compiles in the original's place, its quoted includes resolved from
+        # the original's folder.
+        command = [replacement if word == source else word for word in command]
+        command.insert(1, f"-iquote{os.path.dirname(source)}")
+    result = subprocess.run(command, cwd=entry["directory"], capture_output=True, text=True)
+    if result.returncode != 0:
+        errors = [line for line in result.stderr.splitlines()
+                  if re.search(r"(error|warning):", line)] or result.stderr.splitlines()
+        return source, "\n".join(errors[:5])
+    foreign = foreign_headers(depfile, include)
+    if foreign:
+        return source, "reaches LibTorch headers outside the 2.x ones: " + ", ".join(foreign[:3])
+    return source, None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description="Compile every source of a build against LibTorch 2.x headers with CUDA "
+                    "(syntax only, CUDA graphs and NCCL on).")
+    parser.add_argument("--build-dir", default=os.environ.get("BUILD_DIR", str(ROOT / "build")),
+                        help="the build with compile_commands.json (default: build/)")
+    parser.add_argument("--headers", help="a LibTorch 2.x include root (default: Debian 13's "
+                        f"{DEBIAN_PACKAGE}, fetched into BUILD_DIR/libtorch2)")
+    parser.add_argument("--mirror", default="http://deb.debian.org/debian",
+                        help="the Debian archive to fetch from")
+    parser.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"),
+                        help="the CUDA toolkit (its include/ folder is used)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--files", default="", help="only sources whose path matches this regex")
+    parser.add_argument("--replace", action="append", default=[], metavar="SOURCE=FILE",
+                        help="compile FILE with SOURCE's command instead (a testing aid)")
+    args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1 (got {args.jobs})")
+    replacements = {}
+    for pair in args.replace:
+        source, _, copy = pair.partition("=")
+        if not copy:
+            parser.error(f"--replace takes SOURCE=FILE (got {pair!r})")
+        replacements[str(pathlib.Path(source).resolve())] = str(pathlib.Path(copy).resolve())
+
+    build = pathlib.Path(args.build_dir).resolve()
+    try:
+        database = build / "compile_commands.json"
+        if not database.is_file():
+            raise Missing(f"{database} is missing: configure the build first")
+        cuda_include = os.path.join(args.cuda, "include")
+        if not os.path.isfile(os.path.join(cuda_include, "cuda_runtime_api.h")) or \
+                not os.path.isfile(os.path.join(cuda_include, "nccl.h")):
+            raise Missing(f"no CUDA toolkit with NCCL headers in {cuda_include} (--cuda)")
+        include = pathlib.Path(args.headers).resolve() if args.headers else \
+            fetch_debian_headers(build / "libtorch2", args.mirror)
+    except Missing as missing:
+        print(f"check_libtorch2: {missing}", file=sys.stderr)
+        return 1 if os.environ.get("CI") else SKIP
+    for needed in (VERSION_HEADER, "ATen/cuda/CUDAGraph.h"):
+        if not (include / needed).is_file():
+            print(f"check_libtorch2: {include} is not the include root of a LibTorch with CUDA "
+                  f"(no {needed})", file=sys.stderr)
+            return 2
+    version = torch_version(include)
+    if version[0] < 2:
+        print(f"check_libtorch2: {include} is LibTorch {version[0]}.{version[1]}, not 2.x",
+              file=sys.stderr)
+        return 2
+
+    entries = [entry for entry in json.loads(database.read_text())
+               if pathlib.Path(entry["file"]).resolve().is_relative_to(ROOT)
+               and not pathlib.Path(entry["file"]).resolve().is_relative_to(build)
+               and re.search(args.files, entry["file"])]
+    for source in replacements:
+        if source not in {str(pathlib.Path(e["file"]).resolve()) for e in entries}:
+            print(f"check_libtorch2: --replace: {source} is not a source of the build",
+                  file=sys.stderr)
+            return 2
+    if not entries:
+        print(f"check_libtorch2: no source of {database} matches {args.files!r}", file=sys.stderr)
+        return 2
+
+    # PyTorch 2.12 and later need C++20, as in CMakeLists.txt.
+    cxx20 = version >= (2, 12)
+    failures = []
+    with tempfile.TemporaryDirectory() as scratch, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        jobs = [pool.submit(check_source, entry, include, cuda_include, cxx20,
+                            replacements.get(str(pathlib.Path(entry["file"]).resolve()), ""),
+                            scratch) for entry in entries]
+        for job in concurrent.futures.as_completed(jobs):
+            source, problem = job.result()
+            if problem:
+                failures.append((source, problem))
+    label = f"LibTorch {version[0]}.{version[1]} with CUDA ({include})"
+    for source, problem in sorted(failures):
+        print(f"FAIL {os.path.relpath(source, ROOT)}:\n  " + problem.replace("\n", "\n  "),
+              file=sys.stderr)
+    if failures:
+        print(f"check_libtorch2: {len(failures)} of {len(entries)} sources do not compile against "
+              f"{label}", file=sys.stderr)
+        return 1
+    print(f"check_libtorch2: all {len(entries)} sources compile against {label}, "
+          "with CUDA graphs and NCCL")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
