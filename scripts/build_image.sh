@@ -71,23 +71,13 @@ have_image() {
   esac
 }
 
-# The first Debian mirror apt uses here, from deb822 sources or one-line sources.
-debian_mirror() {
-  local mirror
-  mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-    awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}')
-  [[ -n $mirror ]] || mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-    awk '$1 == "deb" && $2 !~ /security/ {print ($2 ~ /^\[/ ? $3 : $2); exit}')
-  echo "${mirror:-http://deb.debian.org/debian}"
-}
-
 # debian:12 from debootstrap, for machines that reach a Debian mirror but no registry. minbase
 # is the smallest root file system apt works in, close to the official image.
 make_debian_base() {
   command -v debootstrap >/dev/null || die "debian:12 is not here and cannot be pulled; \
 install debootstrap (apt-get install debootstrap) to make it locally"
   ((EUID == 0)) || die "making debian:12 with debootstrap needs root"
-  local rootfs mirror=${MNIST_DDP_BASE_MIRROR:-$(debian_mirror)}
+  local rootfs mirror=${MNIST_DDP_BASE_MIRROR:-$("$repo/scripts/debian_mirror.sh")}
   rootfs=$(mktemp -d /tmp/debian12-rootfs.XXXXXX)
   echo "build_image: making debian:12 from $mirror with debootstrap"
   debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$rootfs.log" 2>&1 ||

@@ -180,8 +180,8 @@ def main() -> int:
                         help="the build with compile_commands.json (default: build/)")
     parser.add_argument("--headers", help="a LibTorch 2.x include root (default: Debian 13's "
                         f"{DEBIAN_PACKAGE}, fetched into BUILD_DIR/libtorch2)")
-    parser.add_argument("--mirror", default="http://deb.debian.org/debian",
-                        help="the Debian archive to fetch from")
+    parser.add_argument("--mirror", help="the Debian archive to fetch from (default: the one "
+                        "apt uses here, scripts/debian_mirror.sh)")
     parser.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"),
                         help="the CUDA toolkit (its include/ folder is used)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -207,8 +207,10 @@ def main() -> int:
         if not os.path.isfile(os.path.join(cuda_include, "cuda_runtime_api.h")) or \
                 not os.path.isfile(os.path.join(cuda_include, "nccl.h")):
             raise Missing(f"no CUDA toolkit with NCCL headers in {cuda_include} (--cuda)")
+        mirror = args.mirror or subprocess.run([ROOT / "scripts/debian_mirror.sh"], check=True,
+                                               capture_output=True, text=True).stdout.strip()
         include = pathlib.Path(args.headers).resolve() if args.headers else \
-            fetch_debian_headers(build / "libtorch2", args.mirror)
+            fetch_debian_headers(build / "libtorch2", mirror)
     except Missing as missing:
         print(f"check_libtorch2: {missing}", file=sys.stderr)
         return 1 if os.environ.get("CI") else SKIP
@@ -256,7 +258,7 @@ def main() -> int:
         print(f"check_libtorch2: {len(failures)} of {len(entries)} sources do not compile against "
               f"{label}", file=sys.stderr)
         return 1
-    print(f"check_libtorch2: all {len(entries)} sources compile against {label}, "
+    print(f"check_libtorch2: {len(entries)} of {len(entries)} sources compile against {label}, "
           "with CUDA graphs and NCCL")
     return 0
 

@@ -69,7 +69,8 @@ CheckpointMeta read_checkpoint_meta(const nlohmann::json& header) {
     throw CheckpointError("the checkpoint's header has 'training' = " + meta.training.dump() +
                           ", not an object");
   }
-  const nlohmann::json& p = field(header, "", "progress");
+  // A copy: GCC 13 and later warn of a reference returned through a temporary argument ("").
+  const nlohmann::json p = field(header, "", "progress");
   const std::string where = "progress.";
   meta.progress.epoch = integer_field<std::int64_t>(p, where, "epoch", 0);
   meta.progress.step = integer_field<std::int64_t>(p, where, "step", 0);
