@@ -39,14 +39,17 @@ const at::Tensor& required(const std::map<std::string, at::Tensor>& saved,
   return found->second;
 }
 
-/// A copy of the saved tensor `name`, checked against `like`, on `like`'s device. A copy even
-/// on the same device: the optimizer updates its state in place, and must not write into the
-/// checkpoint's tensors.
+/// A copy of the saved tensor `name`, checked against `like`, on `like`'s device and in its
+/// memory layout (channels-last weights included): fused optimizer kernels walk a parameter and
+/// its state as one flat array each, so the two must be laid out alike. A copy even on the same
+/// device: the optimizer updates its state in place, and must not write into the checkpoint's
+/// tensors.
 at::Tensor fitting(const std::map<std::string, at::Tensor>& saved, const std::string& name,
                    const at::Tensor& like) {
   const at::Tensor& tensor = required(saved, name);
   check_fits(name, tensor, like);
-  return tensor.to(like.options(), /*non_blocking=*/false, /*copy=*/true);
+  return tensor.to(like.options(), /*non_blocking=*/false, /*copy=*/true,
+                   like.suggest_memory_format());
 }
 
 /// Adam's step count: an int64 scalar, as optimizer_state_tensors writes it, from 1 (the state

@@ -3,6 +3,7 @@
 // learning rate and Adam's step count.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -29,7 +30,9 @@ namespace mnist_ddp::train {
 /// p += -lr * d_p), with the state kept in the optimizer's own state objects, so checkpoints
 /// and their restore stay as they are. Products with the changing values are separate kernels
 /// (LibTorch's scalar forms may fuse them into one multiply-add), so results agree with
-/// Optimizer::step() to the last bits of float32, not always exactly.
+/// Optimizer::step() to the last bits of float32, not always exactly. With LibTorch 2.4 and
+/// later, apply() is PyTorch's fused Adam or SGD kernel instead, fed the same state (Note [Fused
+/// optimizer kernels] in device_optimizer.cpp).
 class DeviceOptimizer {
  public:
   /// Steps `optimizer`, an SGD (no dampening, not Nesterov) or an Adam (not AMSGrad) with one
@@ -45,17 +48,28 @@ class DeviceOptimizer {
   void apply();
 
  private:
+  /// The tensors apply() reads for a step with rate `lr` (and Adam's step count `adam_step`).
+  void write_device_values(double lr, std::int64_t adam_step);
   void apply_sgd();
   void apply_adam();
+  std::vector<at::Tensor> momentum_buffers();  // SGD's, from the optimizer's state
+  struct AdamMoments {
+    std::vector<at::Tensor> exp_avgs, exp_avg_sqs;
+  };
+  AdamMoments adam_moments();  // Adam's, from the optimizer's state
 
   torch::optim::Optimizer& optimizer_;
   const torch::optim::AdamOptions* adam_;  // the optimizer's options: Adam's, or SGD's
   const torch::optim::SGDOptions* sgd_;
   std::vector<at::Tensor> parameters_;
   std::vector<checkpoint::OptimizerStateKey> keys_;  // of parameters_ in optimizer_.state()
-  at::Tensor neg_lr_;                                // SGD: -lr
-  at::Tensor neg_step_size_;                         // Adam: -lr / (1 - beta1^t)
-  at::Tensor bias_correction2_;                      // Adam: sqrt(1 - beta2^t)
+  // What apply() reads (Note [Fused optimizer kernels] in device_optimizer.cpp says which form
+  // runs): 0-dim float tensors on the parameters' device.
+  at::Tensor lr_;                // fused: lr
+  at::Tensor step_;              // fused Adam: t
+  at::Tensor neg_lr_;            // foreach SGD: -lr
+  at::Tensor neg_step_size_;     // foreach Adam: -lr / (1 - beta1^t)
+  at::Tensor bias_correction2_;  // foreach Adam: sqrt(1 - beta2^t)
 };
 
 }  // namespace mnist_ddp::train

@@ -2,7 +2,9 @@
 // Adam, with the rate changing every step, in the optimizer's own state objects.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -125,6 +127,49 @@ TEST_CASE("DeviceOptimizer: apply() takes the rate and step count prepare() left
       }
     }
     for (size_t i = 0; i < plain.size(); ++i) CHECK(at::equal(plain[i], meddled[i]));
+  }
+}
+
+TEST_CASE("DeviceOptimizer: steps from a checkpoint's state as from its own, bit for bit") {
+  // A checkpoint holds the state contiguous; loaded, it takes its parameter's layout again
+  // (channels-last for the first), which fused optimizer kernels rely on.
+  for (const char* name : {"sgd", "adam"}) {
+    CAPTURE(name);
+    config::TrainConfig config;
+    config.optimizer = name;
+    config.momentum = 0.9;
+    const std::vector<at::Tensor> uninterrupted = fresh_parameters();
+    const auto uninterrupted_optimizer = make_optimizer(config, uninterrupted);
+    DeviceOptimizer first(*uninterrupted_optimizer);
+    const auto take_step = [](DeviceOptimizer& optimizer, const std::vector<at::Tensor>& params,
+                              int step) {
+      set_gradients(params, step);
+      optimizer.prepare(rate(step));
+      optimizer.apply();
+    };
+    for (int step = 0; step < 3; ++step) take_step(first, uninterrupted, step);
+
+    std::map<std::string, at::Tensor> saved;
+    for (const auto& [entry, tensor] :
+         checkpoint::optimizer_state_tensors(*uninterrupted_optimizer, uninterrupted)) {
+      saved[entry] = tensor.contiguous();
+    }
+    std::vector<at::Tensor> resumed;
+    for (const at::Tensor& p : uninterrupted)
+      resumed.push_back(p.detach().clone().requires_grad_());
+    const auto resumed_optimizer = make_optimizer(config, resumed);
+    checkpoint::load_optimizer_state(*resumed_optimizer, resumed, saved);
+    for (const auto& [entry, tensor] :
+         checkpoint::optimizer_state_tensors(*resumed_optimizer, resumed)) {
+      CAPTURE(entry);
+      if (tensor.dim() == 4) CHECK(tensor.is_contiguous(at::MemoryFormat::ChannelsLast));
+    }
+    DeviceOptimizer second(*resumed_optimizer);
+    for (int step = 3; step < 6; ++step) {
+      take_step(first, uninterrupted, step);
+      take_step(second, resumed, step);
+    }
+    for (size_t i = 0; i < resumed.size(); ++i) CHECK(at::equal(resumed[i], uninterrupted[i]));
   }
 }
 
