@@ -16,12 +16,14 @@
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Where LibTorch has them (2.4 and later, on the CPU and on CUDA), apply() calls PyTorch's fused
 // Adam and SGD (what torch.optim's fused=True runs), with the learning rate, and Adam's step
-// count, as tensors on the parameters' device: one multi-tensor kernel updates every parameter,
-// where the foreach form below (LibTorch 1.13 has no fused optimizers) launches about 21 kernels
-// for Adam and 2 + N for SGD with momentum over N parameters. On a GPU, where each kernel costs a
-// launch even inside a CUDA graph, that is the difference that counts. The fused kernels compute
-// the same formula, the bias corrections from the step count on the device instead of in double
-// on the host, so results agree with Optimizer::step() to float32 rounding, as the foreach form's.
+// count, as tensors on the parameters' device: one multi-tensor kernel updates every parameter
+// (a launch or two on a GPU for models of this size), where the foreach form below (LibTorch
+// 1.13 has no fused optimizers) launches 7 + 2N kernels for Adam and 2 + N for SGD with momentum
+// over N parameters. On a GPU each kernel costs a launch, even inside a CUDA graph, so that is
+// the difference that counts there. The fused kernels compute the same formula, the bias
+// corrections from the step count on the device instead of on the host, so results agree with
+// Optimizer::step() to float32 rounding, as the foreach form's (tested with LibTorch 2.6 on the
+// CPU by scripts/test_libtorch2.sh).
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 #define MNIST_DDP_FUSED_OPTIMIZERS 1
 #else
