@@ -723,11 +723,11 @@ nccl_cases_ran() {
 }
 replay_cases_ran() {
   if grep -q 'no CUDA device here; skipped' "$1"; then
-    echo "the replay test case was skipped"
+    echo "a replay test case was skipped"
     return 1
   fi
-  grep -q 'test cases: *1 | *1 passed | *0 failed' "$1" && return 0
-  echo "no doctest summary with the one replay test case passed"
+  grep -q 'test cases: *2 | *2 passed | *0 failed' "$1" && return 0
+  echo "no doctest summary with the two replay test cases passed"
   return 1
 }
 more_ranks_refused() {

@@ -16,6 +16,9 @@
 #include "model/dropout.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
+#include "train/device_optimizer.hpp"
+#include "train/graphed_step.hpp"
+#include "train/make_optimizer.hpp"
 #include "train/trainer.hpp"
 
 namespace mnist_ddp::train {
@@ -210,6 +213,59 @@ TEST_CASE("a replayed step draws fresh dropout masks on every replay") {
     const double kept = masks[run].gt(0).to(at::kDouble).mean().item<double>();
     CHECK(kept > 0.45);
     CHECK(kept < 0.55);
+  }
+}
+
+TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's rate") {
+  // On the GPU the update is the fused Adam or SGD kernel where LibTorch has it (Note [Fused
+  // optimizer kernels]): captured once, it must read the rate and Adam's step count that
+  // prepare() leaves before each replay, and keep a channels-last weight's layout.
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device here; skipped");
+    return;
+  }
+  distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+  for (const char* name : {"sgd", "adam"}) {
+    CAPTURE(name);
+    config::TrainConfig config;
+    config.optimizer = name;
+    config.momentum = 0.9;
+    config.weight_decay = 0.01;
+    const auto fresh = [&] {
+      at::manual_seed(5);
+      return std::vector<at::Tensor>{
+          at::randn({8, 4, 3, 3}, cuda).contiguous(at::MemoryFormat::ChannelsLast).requires_grad_(),
+          at::randn({8}, cuda).requires_grad_()};
+    };
+    const std::vector<at::Tensor> reference = fresh();
+    const std::vector<at::Tensor> ours = fresh();
+    const auto reference_optimizer = make_optimizer(config, reference);
+    const auto our_optimizer = make_optimizer(config, ours);
+    DeviceOptimizer device(*our_optimizer);
+    // The gradients live in fixed memory, as in the reducer's buckets; each step writes new ones.
+    for (const at::Tensor& p : ours) p.mutable_grad() = at::zeros_like(p);
+    GraphedStep step([&] { device.apply(); }, at::Device(at::kCUDA), alone, /*warmup_steps=*/2);
+    for (int k = 0; k < 10; ++k) {
+      const double lr = 0.01 / (1 + k);
+      for (size_t i = 0; i < ours.size(); ++i) {
+        at::manual_seed(100 + 10 * k + static_cast<int>(i));
+        const at::Tensor grad = at::randn(ours[i].sizes(), cuda);
+        reference[i].mutable_grad() = grad.contiguous(ours[i].suggest_memory_format());
+        ours[i].grad().copy_(grad);
+      }
+      for (auto& group : reference_optimizer->param_groups()) group.options().set_lr(lr);
+      reference_optimizer->step();
+      device.prepare(lr);
+      step.run();
+    }
+    CHECK(step.replaying());
+    for (size_t i = 0; i < ours.size(); ++i) {
+      CAPTURE(i);
+      const double scale = reference[i].abs().max().item<double>();
+      CHECK((ours[i] - reference[i]).abs().max().item<double>() <= 1e-5 * scale);
+      CHECK(ours[i].is_contiguous(reference[i].suggest_memory_format()));
+    }
   }
 }
 
