@@ -191,6 +191,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1 (got {args.jobs})")
+    try:
+        re.compile(args.files)
+    except re.error as error:
+        parser.error(f"--files {args.files!r} is not a regular expression: {error}")
     replacements = {}
     for pair in args.replace:
         source, _, copy = pair.partition("=")
