@@ -159,10 +159,12 @@ TEST_CASE("DeviceOptimizer: steps from a checkpoint's state as from its own, bit
       resumed.push_back(p.detach().clone().requires_grad_());
     const auto resumed_optimizer = make_optimizer(config, resumed);
     checkpoint::load_optimizer_state(*resumed_optimizer, resumed, saved);
-    for (const auto& [entry, tensor] :
-         checkpoint::optimizer_state_tensors(*resumed_optimizer, resumed)) {
-      CAPTURE(entry);
-      if (tensor.dim() == 4) CHECK(tensor.is_contiguous(at::MemoryFormat::ChannelsLast));
+    // No structured binding: C++17 forbids capturing one in a lambda (CAPTURE makes one).
+    for (const auto& named : checkpoint::optimizer_state_tensors(*resumed_optimizer, resumed)) {
+      CAPTURE(named.first);
+      if (named.second.dim() == 4) {
+        CHECK(named.second.is_contiguous(at::MemoryFormat::ChannelsLast));
+      }
     }
     DeviceOptimizer second(*resumed_optimizer);
     for (int step = 3; step < 6; ++step) {
