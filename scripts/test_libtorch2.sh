@@ -53,7 +53,10 @@ mkdir -p "$ROOTFS/src"
 # (A tracked file deleted in the tree is passed over.)
 git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
   tar -C "$ROOT" --null -T - --ignore-failed-read -c 2>/dev/null | tar -x -C "$ROOTFS/src"
-[[ ! -d $ROOT/data/mnist ]] || cp -r "$ROOT/data/mnist" "$ROOTFS/src/data/"
+if [[ -d $ROOT/data/mnist ]]; then
+  mkdir -p "$ROOTFS/src/data"
+  cp -r "$ROOT/data/mnist" "$ROOTFS/src/data/mnist"
+fi
 
 in_root() {
   chroot "$ROOTFS" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \

@@ -82,11 +82,14 @@ DeviceOptimizer::DeviceOptimizer(torch::optim::Optimizer& optimizer)
                 "without AMSGrad, over one parameter group");
   }
   const at::TensorOptions scalar = at::TensorOptions(at::kFloat).device(parameters_.at(0).device());
+#if MNIST_DDP_FUSED_OPTIMIZERS
   lr_ = at::zeros({}, scalar);
   step_ = at::zeros({}, scalar);
+#else
   neg_lr_ = at::zeros({}, scalar);
   neg_step_size_ = at::zeros({}, scalar);
   bias_correction2_ = at::ones({}, scalar);
+#endif
 }
 
 void DeviceOptimizer::prepare(double lr) {

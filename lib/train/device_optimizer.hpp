@@ -64,7 +64,7 @@ class DeviceOptimizer {
   std::vector<at::Tensor> parameters_;
   std::vector<checkpoint::OptimizerStateKey> keys_;  // of parameters_ in optimizer_.state()
   // What apply() reads (Note [Fused optimizer kernels] in device_optimizer.cpp says which form
-  // runs): 0-dim float tensors on the parameters' device.
+  // runs): 0-dim float tensors on the parameters' device; the other form's stay undefined.
   at::Tensor lr_;                // fused: lr
   at::Tensor step_;              // fused Adam: t
   at::Tensor neg_lr_;            // foreach SGD: -lr
