@@ -12,13 +12,17 @@ source must include what it uses) and compiles it with -fsyntax-only -Werror: a 
 fails too. A source that still reaches a LibTorch header outside the 2.x folders (the system's
 1.13 copy of a header that 2.x no longer has) fails as well, naming the header.
 
-The headers come from Debian 13's libtorch-cuda-dev (LibTorch 2.6 built with CUDA; about 2.4 MB),
-fetched once with apt from a private package list (the archive's signatures are checked as for
-any apt download) into BUILD_DIR/libtorch2; or from --headers, e.g. a PyTorch wheel's
-torch/include.
+The headers come from a Debian package, fetched once with apt from a private package list (the
+archive's signatures are checked as for any apt download) into BUILD_DIR/libtorch2/SUITE:
+- --suite trixie (the default): Debian 13's libtorch-cuda-dev, LibTorch 2.6 built with CUDA
+  (about 2.4 MB);
+- --suite sid: Debian unstable's libtorch-dev, its newest LibTorch (2.14 in December 2026; about
+  3 MB). That build has no CUDA, so its headers lack the one header a CUDA build generates,
+  c10/cuda/impl/cuda_cmake_macros.h; the check supplies it as a CUDA build writes it.
+Or from --headers, e.g. a PyTorch wheel's torch/include.
 
-    scripts/check_libtorch2.py [--build-dir DIR] [--headers DIR] [--cuda DIR] [--jobs N]
-                               [--files REGEX] [--replace SOURCE=FILE]...
+    scripts/check_libtorch2.py [--build-dir DIR] [--suite trixie|sid | --headers DIR] [--cuda DIR]
+                               [--jobs N] [--files REGEX] [--replace SOURCE=FILE]...
 
 Exit 0: every source compiles; 1: some do not (each named, with its first errors); 2: bad usage;
 77: something the check needs is missing here (no compile_commands.json, CUDA headers, apt or
@@ -38,36 +42,43 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SKIP = 77
-# Debian 13 ("trixie") builds LibTorch with CUDA in contrib; the -dev package holds its headers.
-DEBIAN_SUITE = "trixie"
-DEBIAN_PACKAGE = "libtorch-cuda-dev"
+# Per suite: the archive's component and the package with LibTorch's headers. Debian 13 builds
+# LibTorch with CUDA in contrib; unstable has only the CPU build, but it is the newest LibTorch.
+DEBIAN_SUITES = {"trixie": ("contrib", "libtorch-cuda-dev"), "sid": ("main", "libtorch-dev")}
+# The header that configuring LibTorch with CUDA generates, and what it holds there.
+CUDA_MACROS_HEADER = "c10/cuda/impl/cuda_cmake_macros.h"
+CUDA_MACROS = "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n"
 DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 # Folders of LibTorch's headers, by the top folder of an include: a dependency under one of
 # these that is not inside the 2.x headers is the 1.13 copy.
 LIBTORCH_TOPS = ("ATen", "c10", "torch", "caffe2")
-# Inside a LibTorch include root; TORCH_VERSION_MAJOR and _MINOR.
+# Inside a LibTorch include root; TORCH_VERSION_MAJOR and _MINOR, in the first header up to 2.9
+# and in the second (which the first includes) from 2.10 on.
 VERSION_HEADER = "torch/csrc/api/include/torch/version.h"
+HEADER_ONLY_VERSION_HEADER = "torch/headeronly/version.h"
 
 
 class Missing(Exception):
     """Something the check needs is not on this machine (exit 77, or 1 under CI)."""
 
 
-def fetch_debian_headers(destination: pathlib.Path, mirror: str) -> pathlib.Path:
-    """Unpacks Debian's libtorch-cuda-dev into `destination` (once) and returns its include root."""
+def fetch_debian_headers(destination: pathlib.Path, mirror: str, suite: str) -> pathlib.Path:
+    """Unpacks `suite`'s LibTorch -dev package into `destination` (once) and returns its include
+    root, with the CUDA build's generated header added where the package lacks it."""
+    component, package_name = DEBIAN_SUITES[suite]
     include = destination / "root/usr/include"
     if (include / VERSION_HEADER).is_file():
         return include
     for tool in ("apt-get", "dpkg-deb"):
         if shutil.which(tool) is None:
-            raise Missing(f"{tool} is not installed (it fetches Debian's {DEBIAN_PACKAGE})")
+            raise Missing(f"{tool} is not installed (it fetches Debian's {package_name})")
     if not pathlib.Path(DEBIAN_KEYRING).is_file():
         raise Missing(f"{DEBIAN_KEYRING} is missing (package debian-archive-keyring)")
     apt = destination / "apt"
     for folder in ("lists/partial", "cache/archives/partial", "sources.list.d", "download"):
         (apt / folder).mkdir(parents=True, exist_ok=True)
     sources = apt / "sources.list"
-    sources.write_text(f"deb [signed-by={DEBIAN_KEYRING}] {mirror} {DEBIAN_SUITE} contrib\n")
+    sources.write_text(f"deb [signed-by={DEBIAN_KEYRING}] {mirror} {suite} {component}\n")
     # Only this list: the machine's own package lists and preferences stay out of it.
     options = [
         f"-oDir::Etc::SourceList={sources}", f"-oDir::Etc::SourceParts={apt}/sources.list.d",
@@ -75,17 +86,24 @@ def fetch_debian_headers(destination: pathlib.Path, mirror: str) -> pathlib.Path
         "-oDir::Etc::Preferences=/dev/null", f"-oDir::Etc::PreferencesParts={apt}/sources.list.d",
         "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root", "-oAcquire::Retries=2",
         "-oAcquire::http::Timeout=20", "-qq",
+        # Unstable's Release file is valid for a week only, and a mirror that is a frozen copy
+        # of the archive outlives that; the signatures are checked all the same.
+        f"-oAcquire::Check-Valid-Until={'false' if suite == 'sid' else 'true'}",
     ]
-    for step in (["update"], ["download", DEBIAN_PACKAGE]):
+    for step in (["update"], ["download", package_name]):
         result = subprocess.run(["apt-get", *options, *step], cwd=apt / "download",
                                 capture_output=True, text=True)
         if result.returncode != 0:
-            raise Missing(f"apt-get {' '.join(step)} from {mirror} {DEBIAN_SUITE} failed: "
+            raise Missing(f"apt-get {' '.join(step)} from {mirror} {suite} failed: "
                           f"{(result.stderr or result.stdout).strip()}")
-    package = next((apt / "download").glob(f"{DEBIAN_PACKAGE}_*.deb"))
+    package = next((apt / "download").glob(f"{package_name}_*.deb"))
     unpacked = destination / "root.partial"
     shutil.rmtree(unpacked, ignore_errors=True)
     subprocess.run(["dpkg-deb", "-x", str(package), str(unpacked)], check=True)
+    macros = unpacked / "usr/include" / CUDA_MACROS_HEADER
+    if not macros.is_file():
+        macros.parent.mkdir(parents=True, exist_ok=True)
+        macros.write_text(CUDA_MACROS)
     shutil.rmtree(destination / "root", ignore_errors=True)
     unpacked.rename(destination / "root")
     print(f"check_libtorch2: headers from {package.name}")
@@ -93,7 +111,9 @@ def fetch_debian_headers(destination: pathlib.Path, mirror: str) -> pathlib.Path
 
 
 def torch_version(include: pathlib.Path) -> tuple:
-    text = (include / VERSION_HEADER).read_text()
+    text = "".join(
+        (include / header).read_text() for header in (VERSION_HEADER, HEADER_ONLY_VERSION_HEADER)
+        if (include / header).is_file())
     parts = [re.search(rf"#define TORCH_VERSION_{name} (\d+)", text) for name in ("MAJOR", "MINOR")]
     if None in parts:
         raise SystemExit(f"check_libtorch2: no version in {include / VERSION_HEADER}")
@@ -178,8 +198,10 @@ def main() -> int:
                     "(syntax only, CUDA graphs and NCCL on).")
     parser.add_argument("--build-dir", default=os.environ.get("BUILD_DIR", str(ROOT / "build")),
                         help="the build with compile_commands.json (default: build/)")
-    parser.add_argument("--headers", help="a LibTorch 2.x include root (default: Debian 13's "
-                        f"{DEBIAN_PACKAGE}, fetched into BUILD_DIR/libtorch2)")
+    parser.add_argument("--suite", choices=sorted(DEBIAN_SUITES), default="trixie",
+                        help="the Debian suite whose LibTorch headers to fetch into "
+                        "BUILD_DIR/libtorch2/SUITE: trixie (2.6 with CUDA) or sid (the newest)")
+    parser.add_argument("--headers", help="a LibTorch 2.x include root, instead of --suite's")
     parser.add_argument("--mirror", help="the Debian archive to fetch from (default: the one "
                         "apt uses here, scripts/debian_mirror.sh)")
     parser.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"),
@@ -214,7 +236,7 @@ def main() -> int:
         mirror = args.mirror or subprocess.run([ROOT / "scripts/debian_mirror.sh"], check=True,
                                                capture_output=True, text=True).stdout.strip()
         include = pathlib.Path(args.headers).resolve() if args.headers else \
-            fetch_debian_headers(build / "libtorch2", mirror)
+            fetch_debian_headers(build / "libtorch2" / args.suite, mirror, args.suite)
     except Missing as missing:
         print(f"check_libtorch2: {missing}", file=sys.stderr)
         return 1 if os.environ.get("CI") else SKIP

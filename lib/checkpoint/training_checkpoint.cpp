@@ -82,6 +82,13 @@ void copy_module_tensors(const std::vector<std::pair<at::Tensor, at::Tensor>>& p
   for (const auto& [into, from] : pairs) into.copy_(from);
 }
 
+// Note [A generator state is a tensor of its own]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A checkpoint keeps every rank's generator state as one row of a (ranks, bytes) tensor. Every
+// row but the first starts inside its storage, and LibTorch 2.14's CPUGeneratorImpl::set_state
+// misreads such a tensor: handed rank 1's row, it refused it as "Invalid mt19937 state" in one
+// program and crashed in another, while a copy of the same row was taken (1.13 and 2.6 read
+// either right). So a row is copied into a tensor of its own before any generator sees it.
 /// The checkpoint's RNG states, checked to be what the trainer can hand to
 /// cpu_generator().set_state: uint8, one row per rank of the run that wrote it, each row a
 /// state that a CPU generator accepts (its width, and an MT19937 state LibTorch calls valid).
@@ -110,7 +117,7 @@ at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, in
   }
   for (std::int64_t rank = 0; rank < world_size; ++rank) {
     try {
-      scratch.set_state(states[rank]);
+      scratch.set_state(generator_state(states, rank));
     } catch (const c10::Error& e) {
       throw CheckpointError(
           "the checkpoint's RNG state of rank " + std::to_string(rank) +
@@ -137,6 +144,10 @@ at::Tensor checked_cuda_rng_states(const std::map<std::string, at::Tensor>& save
 }
 
 }  // namespace
+
+at::Tensor generator_state(const at::Tensor& states, std::int64_t rank) {
+  return states[rank].clone();  // Note [A generator state is a tensor of its own]
+}
 
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current) {
   // The keys that are not an option's name; the others are, with '-' for '_'.

@@ -43,6 +43,10 @@ RestoredRun restore_checkpoint(const CheckpointContents& contents,
                                const config::TrainConfig& config, std::int64_t train_size,
                                model::Classifier& model, torch::optim::Optimizer& optimizer);
 
+/// Rank `rank`'s row of `states` (RestoredRun's rng_states or cuda_rng_states) as a tensor of its
+/// own: what Generator::set_state is given (Note [A generator state is a tensor of its own]).
+at::Tensor generator_state(const at::Tensor& states, std::int64_t rank);
+
 /// "--model: checkpoint cnn, this run linear; --lr: ..." for every option in which the training
 /// shape `saved` (from a checkpoint) differs from `current`; empty when they agree.
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current);

@@ -59,8 +59,8 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
 
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (size_t i : buckets_[b].parameters) {
-      std::shared_ptr<torch::autograd::Node> accumulator =
-          torch::autograd::impl::grad_accumulator(parameters_[i]);
+      // A std::shared_ptr in LibTorch 2.6, a c10::intrusive_ptr in 2.14 (pytorch/pytorch#181782).
+      auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
       const std::uintptr_t key =
           accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [this, b, i](const torch::autograd::variable_list& outputs,
@@ -68,13 +68,13 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
                 on_gradient_ready(b, i);
                 return outputs;
               }));
-      hooks_.emplace_back(std::move(accumulator), key);
+      remove_hooks_.emplace_back([accumulator, key] { accumulator->del_post_hook(key); });
     }
   }
 }
 
 GradientReducer::~GradientReducer() {
-  for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
+  for (const std::function<void()>& remove_hook : remove_hooks_) remove_hook();
 }
 
 void GradientReducer::zero_grad() {

@@ -4,16 +4,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 #include "distributed/communicator.hpp"
-
-namespace torch::autograd {
-struct Node;
-}
 
 namespace mnist_ddp::ddp {
 
@@ -111,9 +108,9 @@ class GradientReducer {
   std::vector<bool> got_gradient_;
   std::size_t last_unused_ = 0;
   std::vector<CollectiveTiming> timings_;
-  // The hooks live on the parameters' gradient accumulators: kept alive here and removed again
-  // in the destructor, as the hooks point back at this object.
-  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;
+  // The hooks live on the parameters' gradient accumulators and point back at this object: each
+  // of these removes one (keeping its accumulator alive until then), run by the destructor.
+  std::vector<std::function<void()>> remove_hooks_;
 };
 
 }  // namespace mnist_ddp::ddp

@@ -434,10 +434,11 @@ void Trainer::restore(const checkpoint::CheckpointContents& contents) {
   progress_ = run.progress;  // identical on every rank, partial epoch sums included
   if (replicas_) replicas_->broadcast_parameters();
   if (run.world_size == comm_.size()) {
-    cpu_generator().set_state(run.rng_states[comm_.rank()]);
+    cpu_generator().set_state(checkpoint::generator_state(run.rng_states, comm_.rank()));
     if (device_.is_cuda() && run.cuda_rng_states.defined()) {
       try {
-        cuda_generator(device_).set_state(run.cuda_rng_states[comm_.rank()]);
+        cuda_generator(device_).set_state(
+            checkpoint::generator_state(run.cuda_rng_states, comm_.rank()));
       } catch (const c10::Error& e) {
         throw CheckpointError("the checkpoint's CUDA RNG state of rank " +
                               std::to_string(comm_.rank()) + " is not one that " + device_.str() +

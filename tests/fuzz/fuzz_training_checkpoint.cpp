@@ -102,7 +102,7 @@ void restore_run(const checkpoint::CheckpointContents& contents,
     // when the world size is unchanged), then train. Any exception here escapes as a finding.
     at::Generator generator = at::detail::createCPUGenerator();
     for (std::int64_t rank = 0; rank < run.world_size; ++rank) {
-      generator.set_state(run.rng_states[rank]);
+      generator.set_state(checkpoint::generator_state(run.rng_states, rank));
     }
     optimizer->zero_grad();
     model->forward(at::ones({1, 1, 28, 28})).sum().backward();

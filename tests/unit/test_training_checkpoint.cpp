@@ -259,8 +259,13 @@ TEST_CASE("restored RNG states are what the trainer hands to the generator") {
   Run writer;
   const CheckpointContents contents = writer.checkpoint();
   const checkpoint::RestoredRun run = Run().restore(contents);
+  // Each a tensor of its own, not a row inside the checkpoint's (Note [A generator state is a
+  // tensor of its own]).
+  const at::Tensor state = checkpoint::generator_state(run.rng_states, 1);
+  CHECK(state.storage_offset() == 0);
+  CHECK(state.storage().nbytes() == static_cast<size_t>(state.numel()));
   at::Generator generator = at::detail::createCPUGenerator();
-  generator.set_state(run.rng_states[1]);
+  generator.set_state(state);
   CHECK(same_bits(generator.get_state(), rng_states(2)[1]));
 }
 
