@@ -1,14 +1,16 @@
-// lib/data/idx_file.cpp — IDX parsing on top of zlib's gzread, which reads raw files unchanged.
+// lib/data/idx_file.cpp — IDX parsing of raw files and of gzip files (decoded with zlib's
+// inflate).
 #include "data/idx_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <limits>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <zlib.h>
@@ -31,52 +33,116 @@ constexpr std::int64_t kMaxGzipRatio = 1032;
   throw DataError(path + ": " + problem);
 }
 
-struct GzCloser {
-  void operator()(gzFile file) const { gzclose(file); }
+// Note [Reading gzip with inflate]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// zlib's gz* file functions report damage differently from version to version. zlib 1.2.13
+// (Debian 12) keeps a truncated stream's "unexpected end of file" in gzerror on every later read;
+// 1.3.2 (Debian unstable) reports it once, beside data, and clears it; and 1.3.2 reads a gzip
+// header followed by garbage as an empty file with no error at all. inflate() reports each kind
+// of damage the same way in every version, and at a stream's end it checks the trailer (CRC-32
+// and length) itself, so the reader drives it directly. Like gzip -d, it reads concatenated
+// gzip members as one stream, and a file that does not start with gzip's magic bytes as it is.
+
+constexpr std::size_t kInputChunk = std::size_t{1} << 16;
+
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
 };
-using GzHandle = std::unique_ptr<std::remove_pointer_t<gzFile>, GzCloser>;
 
-/// Reads up to `size` bytes; returns how many were read. Corrupt gzip data is an error.
-std::int64_t read_bytes(gzFile file, const std::string& path, void* into, std::int64_t size) {
-  auto* out = static_cast<unsigned char*>(into);
-  std::int64_t done = 0;
-  while (done < size) {
-    // gzread takes an unsigned int length; read in chunks well below its limit.
-    const auto chunk = static_cast<unsigned>(std::min<std::int64_t>(size - done, 1 << 30));
-    const int got = gzread(file, out + done, chunk);
-    // At the end of the data zlib reports a gzip stream cut short (even one that lacks only its
-    // CRC trailer) through gzerror, not through the return value.
-    int zerr = Z_OK;
-    const std::string text = gzerror(file, &zerr);
-    if (got < 0 || (got == 0 && zerr != Z_OK)) {
-      // zlib prefixes its message with the path, which ours already starts with.
-      const std::string reason =
-          text.compare(0, path.size() + 2, path + ": ") == 0 ? text.substr(path.size() + 2) : text;
-      fail(path, "corrupt gzip data (" + reason + ")");
+/// The bytes of an IDX file: as they are on disk, or decompressed where the file is gzip.
+class IdxBytes {
+ public:
+  explicit IdxBytes(const std::string& path)
+      : path_(path), file_(std::fopen(path.c_str(), "rb")), input_(kInputChunk) {
+    if (!file_) fail(path, std::string("cannot open (") + std::strerror(errno) + ")");
+    refill();
+    gzip_ = stream_.avail_in >= 2 && input_[0] == 0x1f && input_[1] == 0x8b;
+    // Decode a gzip wrapper only (16), with deflate's largest window (MAX_WBITS).
+    if (gzip_ && inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) {
+      fail(path, "cannot start decompressing (out of memory)");
     }
-    if (got == 0) break;
-    done += got;
   }
-  return done;
-}
+  ~IdxBytes() {
+    if (gzip_) inflateEnd(&stream_);
+  }
+  IdxBytes(const IdxBytes&) = delete;
+  IdxBytes& operator=(const IdxBytes&) = delete;
 
-/// zlib verifies the CRC trailer when it reads one, but a file cut exactly before its trailer
-/// reads to the end without complaint. The last 4 bytes of a gzip file are the data length
-/// modulo 2^32; if they do not match, the trailer is missing or the file has been altered.
-void check_gzip_length_trailer(const std::string& path, std::int64_t uncompressed_bytes) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  std::array<unsigned char, 4> tail{};
-  if (file.tellg() < 4 || !file.seekg(-4, std::ios::end) ||
-      !file.read(reinterpret_cast<char*>(tail.data()), tail.size())) {
-    fail(path, "corrupt gzip data (cannot read its length trailer)");
+  bool gzip() const { return gzip_; }
+
+  /// Reads up to `size` bytes into `into`; fewer only at the end of the data. Damaged gzip data
+  /// (Note [Reading gzip with inflate]) and read errors throw DataError.
+  std::int64_t read(void* into, std::int64_t size) {
+    auto* out = static_cast<unsigned char*>(into);
+    std::int64_t done = 0;
+    while (done < size) {
+      // z_stream counts in unsigned int; read in chunks well below its limit.
+      const auto chunk = static_cast<uInt>(std::min<std::int64_t>(size - done, 1 << 30));
+      const std::int64_t got =
+          gzip_ ? inflate_into(out + done, chunk) : copy_into(out + done, chunk);
+      if (got == 0) break;
+      done += got;
+    }
+    return done;
   }
-  const std::uint32_t length = std::uint32_t{tail[0]} | (std::uint32_t{tail[1]} << 8) |
-                               (std::uint32_t{tail[2]} << 16) | (std::uint32_t{tail[3]} << 24);
-  if (length != static_cast<std::uint32_t>(uncompressed_bytes)) {
-    fail(path, "corrupt gzip data (its length trailer says " + std::to_string(length) +
-                   " bytes, the stream holds " + std::to_string(uncompressed_bytes) + ")");
+
+ private:
+  /// Reads the next chunk of the file into the input buffer; false at the end of the file.
+  bool refill() {
+    const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_.get());
+    if (got == 0 && std::ferror(file_.get())) {
+      fail(path_, std::string("cannot read (") + std::strerror(errno) + ")");
+    }
+    stream_.next_in = input_.data();
+    stream_.avail_in = static_cast<uInt>(got);
+    return got > 0;
   }
-}
+
+  std::int64_t copy_into(unsigned char* out, uInt size) {
+    if (stream_.avail_in == 0 && !refill()) return 0;
+    const uInt count = std::min(size, stream_.avail_in);
+    std::memcpy(out, stream_.next_in, count);
+    stream_.next_in += count;
+    stream_.avail_in -= count;
+    return count;
+  }
+
+  std::int64_t inflate_into(unsigned char* out, uInt size) {
+    stream_.next_out = out;
+    stream_.avail_out = size;
+    while (stream_.avail_out > 0 && !ended_) {
+      if (stream_.avail_in == 0 && !refill()) {
+        fail(path_, "corrupt gzip data (unexpected end of file)");
+      }
+      const bool member_start = stream_.total_out == 0 && members_ > 0;
+      const int status = inflate(&stream_, Z_NO_FLUSH);
+      if (status == Z_STREAM_END) {  // the member's CRC-32 and length matched its data
+        ++members_;
+        ended_ = stream_.avail_in == 0 && !refill();
+        if (!ended_) inflateReset(&stream_);  // another member follows, or trailing bytes
+      } else if (status == Z_DATA_ERROR && member_start) {
+        fail(path_,
+             "corrupt gzip data (bytes after the end of the gzip stream that do not start "
+             "another member: " +
+                 std::string(stream_.msg ? stream_.msg : "bad header") + ")");
+      } else if (status == Z_DATA_ERROR || status == Z_NEED_DICT) {
+        fail(path_, "corrupt gzip data (" +
+                        std::string(stream_.msg ? stream_.msg : "invalid deflate data") + ")");
+      } else if (status == Z_MEM_ERROR) {
+        fail(path_, "cannot decompress (out of memory)");
+      }
+    }
+    return static_cast<std::int64_t>(size - stream_.avail_out);
+  }
+
+  std::string path_;
+  std::unique_ptr<std::FILE, FileCloser> file_;
+  std::vector<unsigned char> input_;
+  z_stream stream_{};  // also the cursor into input_ when the file is raw
+  bool gzip_ = false;
+  int members_ = 0;     // gzip members decoded to their end
+  bool ended_ = false;  // the last member ended with the file
+};
 
 /// The most data bytes `path` can hold after a header of `header_bytes`: exactly what is left of
 /// a raw file, at most kMaxGzipRatio times the size of a gzip file. kMaxBytes when the size is
@@ -97,11 +163,10 @@ std::uint32_t big_endian(const unsigned char* bytes) {
 }  // namespace
 
 IdxArray read_idx(const std::string& path) {
-  GzHandle file(gzopen(path.c_str(), "rb"));
-  if (!file) fail(path, std::string("cannot open (") + std::strerror(errno) + ")");
+  IdxBytes file(path);
 
   std::array<unsigned char, 4> magic{};
-  if (read_bytes(file.get(), path, magic.data(), 4) != 4) {
+  if (file.read(magic.data(), 4) != 4) {
     fail(path, "too short for an IDX header (empty or truncated file)");
   }
   if (magic[0] != 0 || magic[1] != 0) {
@@ -126,7 +191,7 @@ IdxArray read_idx(const std::string& path) {
   std::int64_t total = 1;
   for (int d = 0; d < ndims; ++d) {
     std::array<unsigned char, 4> field{};
-    if (read_bytes(file.get(), path, field.data(), 4) != 4) {
+    if (file.read(field.data(), 4) != 4) {
       fail(path, "truncated IDX header (dimension " + std::to_string(d) + " missing)");
     }
     const std::int64_t size = big_endian(field.data());
@@ -140,7 +205,7 @@ IdxArray read_idx(const std::string& path) {
 
   // Checked before allocating: a short file whose header promises gigabytes must fail as
   // truncated, not allocate them first (and get the process killed for memory).
-  const bool raw = gzdirect(file.get()) != 0;
+  const bool raw = !file.gzip();
   const std::int64_t most = most_data_bytes(path, raw, 4 + 4 * std::int64_t{ndims});
   if (total > most) {
     fail(path, "truncated: the header promises " + std::to_string(total) +
@@ -148,17 +213,16 @@ IdxArray read_idx(const std::string& path) {
                    std::to_string(most) + (raw ? "" : " (gzip)"));
   }
   array.values = at::empty(array.dims, at::TensorOptions().dtype(at::kByte));
-  const std::int64_t got = read_bytes(file.get(), path, array.values.data_ptr(), total);
+  const std::int64_t got = file.read(array.values.data_ptr(), total);
   if (got != total) {
     fail(path, "truncated: the header promises " + std::to_string(total) +
                    " bytes of data, the file holds " + std::to_string(got));
   }
   unsigned char extra = 0;
-  if (read_bytes(file.get(), path, &extra, 1) != 0) {
+  if (file.read(&extra, 1) != 0) {
     fail(path, "trailing bytes after the " + std::to_string(total) +
                    " bytes of data the header declares");
   }
-  if (!raw) check_gzip_length_trailer(path, 4 + 4 * ndims + total);
   return array;
 }
 

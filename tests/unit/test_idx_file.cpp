@@ -49,6 +49,15 @@ void check_array(const IdxArray& array, const std::vector<std::int64_t>& dims,
   CHECK(Bytes(values, values + flat.numel()) == payload);
 }
 
+/// `bytes` as a gzip member (through write_file, in `dir`).
+Bytes gzipped(const TempDir& dir, const Bytes& bytes) {
+  const std::string path = dir.file("gzipped.tmp");
+  write_file(path, bytes, Compression::kGzip);
+  const std::string text = read_bytes(path);
+  std::filesystem::remove(path);
+  return Bytes(text.begin(), text.end());
+}
+
 }  // namespace
 
 TEST_SUITE("read_idx") {
@@ -155,7 +164,7 @@ TEST_SUITE("read_idx") {
   TEST_CASE("a gzip header followed by garbage is corrupt gzip") {
     TempDir dir;
     write_file(dir.file("garbage.gz"), gzip_header_then_garbage());
-    check_idx_error(dir.file("garbage.gz"), "corrupt gzip data");
+    check_idx_error(dir.file("garbage.gz"), "corrupt gzip data (invalid block type)");
   }
 
   TEST_CASE("a gzip file cut in half is refused") {
@@ -170,6 +179,36 @@ TEST_SUITE("read_idx") {
     CHECK(contains(message, "corrupt gzip data (unexpected end of file)"));
   }
 
+  TEST_CASE("a gzip file whose CRC-32 does not match its data is refused") {
+    TempDir dir;
+    Bytes bytes = gzipped(dir, ubyte_idx({4, 5}, pattern_bytes(20)));
+    bytes[bytes.size() - 8] ^= 0xff;  // the trailer: CRC-32, then the length, 4 bytes each
+    write_file(dir.file("bad_crc.gz"), bytes);
+    check_idx_error(dir.file("bad_crc.gz"), "corrupt gzip data (incorrect data check)");
+  }
+
+  TEST_CASE("concatenated gzip members are read as one file, as gzip -d reads them") {
+    TempDir dir;
+    const Bytes payload = pattern_bytes(3 * 4 * 5);
+    const Bytes file = ubyte_idx({3, 4, 5}, payload);
+    const auto middle = file.begin() + 30;
+    Bytes joined = gzipped(dir, Bytes(file.begin(), middle));
+    const Bytes second = gzipped(dir, Bytes(middle, file.end()));
+    joined.insert(joined.end(), second.begin(), second.end());
+    write_file(dir.file("two_members.gz"), joined);
+    check_array(read_idx(dir.file("two_members.gz")), {3, 4, 5}, payload);
+  }
+
+  TEST_CASE("bytes after the gzip stream that are not another member are refused") {
+    TempDir dir;
+    Bytes bytes = gzipped(dir, ubyte_idx({4, 5}, pattern_bytes(20)));
+    bytes.insert(bytes.end(), {'j', 'u', 'n', 'k'});
+    write_file(dir.file("junk.gz"), bytes);
+    check_idx_error(dir.file("junk.gz"),
+                    "corrupt gzip data (bytes after the end of the gzip "
+                    "stream that do not start another member");
+  }
+
   // All the data is there; only the CRC and length that prove it is intact are missing.
   TEST_CASE("a gzip file without its trailer is refused") {
     TempDir dir;
@@ -177,9 +216,7 @@ TEST_SUITE("read_idx") {
     write_file(path, ubyte_idx({100, 28, 28}, pattern_bytes(100 * 28 * 28)), Compression::kGzip);
     // The trailer is the last 8 bytes: CRC-32 and length of the uncompressed data.
     std::filesystem::resize_file(path, std::filesystem::file_size(path) - 8);
-    const std::string message = idx_error(path);
-    CHECK(contains(message, path));
-    CHECK(contains(message, "corrupt gzip data"));
+    check_idx_error(path, "corrupt gzip data (unexpected end of file)");
   }
 }
 
