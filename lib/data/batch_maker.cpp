@@ -1,5 +1,5 @@
 // lib/data/batch_maker.cpp — gather, convert and normalize a batch: one pass on one thread on the
-// CPU, three tensor operations on a GPU.
+// CPU, one gather from a normalized copy on a GPU.
 #include "data/batch_maker.hpp"
 
 #include <cstdint>
@@ -29,16 +29,31 @@ void normalize_image(const std::uint8_t* __restrict pixels, std::int64_t count, 
   }
 }
 
+// Note [A normalized copy on the GPU]
+// On a GPU a step is bound by launching kernels, not by their work. Gathering the uint8 pixels
+// and then converting, scaling and shifting them took four kernels per batch; gathering from a
+// copy of the data set normalized once takes one, for 4 bytes per pixel (188 MB for 60,000
+// images; a GPU has tens of gigabytes). On the CPU the single pass stays: the work is the
+// memory read, and the uint8 images are a quarter of the bytes.
+
+double scale_for(double std) { return 1.0 / (255.0 * std); }
+
+double shift_for(double mean, double std) { return -mean / std; }
+
 }  // namespace
 
+at::Tensor normalized_images(const at::Tensor& images, double mean, double std) {
+  return images.to(at::kFloat).mul_(scale_for(std)).add_(shift_for(mean, std)).unsqueeze_(1);
+}
+
 BatchMaker::BatchMaker(const Dataset& dataset, double mean, double std)
-    : dataset_(dataset), scale_(1.0 / (255.0 * std)), shift_(-mean / std) {}
+    : dataset_(dataset), scale_(scale_for(std)), shift_(shift_for(mean, std)) {
+  if (!dataset.images.is_cpu()) normalized_ = normalized_images(dataset.images, mean, std);
+}
 
 Batch BatchMaker::make(const at::Tensor& indices) const {
-  if (!dataset_.images.is_cpu()) {
-    at::Tensor pixels = dataset_.images.index_select(0, indices);  // (B, 28, 28) uint8
-    at::Tensor inputs = pixels.to(at::kFloat).mul_(scale_).add_(shift_).unsqueeze_(1);
-    return Batch{inputs, dataset_.labels.index_select(0, indices)};
+  if (normalized_.defined()) {  // Note [A normalized copy on the GPU]
+    return Batch{normalized_.index_select(0, indices), dataset_.labels.index_select(0, indices)};
   }
   // Note [Batches on one thread]
   const at::Tensor order = indices.to(at::kLong).contiguous();

@@ -13,8 +13,8 @@ namespace mnist_ddp::data {
 /// replays the kernels of its capture with the tensors of its capture: an index narrowed on the
 /// host there would be the capture's batch on every replay. So the epoch's shard is uploaded
 /// once into a buffer of the cursor's own (the same memory every epoch), and each batch's
-/// indices are gathered at a position that is itself a tensor on the device, which the batch
-/// advances. The host writes the position only where the order starts (an epoch, a resume).
+/// indices are gathered at positions that are themselves a tensor on the device, which the batch
+/// advances. The host writes the positions only where the order starts (an epoch, a resume).
 class ShardCursor {
  public:
   /// Batches of `batch_size` indices from shards of at most `capacity` indices, on `device`.
@@ -30,9 +30,9 @@ class ShardCursor {
 
  private:
   std::int64_t batch_size_;
-  at::Tensor shard_;     // (capacity) int64
-  at::Tensor offsets_;   // (batch_size) 0, 1, ...: a batch's indices relative to the position
-  at::Tensor position_;  // (1) int64: where the next batch starts in shard_
+  at::Tensor shard_;        // (capacity) int64
+  at::Tensor first_batch_;  // (batch_size) 0, 1, ...: the first batch's positions in shard_
+  at::Tensor next_batch_;   // (batch_size) int64: the next batch's positions in shard_
 };
 
 }  // namespace mnist_ddp::data

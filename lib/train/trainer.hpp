@@ -136,6 +136,11 @@ class Trainer {
   /// Collective: whether the ranks agreed to stop after the step just taken (Note [Stop
   /// agreement]); on a GPU only every kCudaStopCheckSteps steps.
   bool stop_agreed_after_step();
+  /// Adds one micro-batch's loss (detached) to the epoch's and the window's sums on the device.
+  void sum_loss(const at::Tensor& loss);
+  /// Counts that loss in both tallies: sum_loss's host half, which a replayed step does not
+  /// repeat.
+  void count_loss();
 
   const config::TrainConfig& config_;
   c10::Device device_;
@@ -156,7 +161,9 @@ class Trainer {
   std::unique_ptr<data::ShardCursor> cursor_;
   std::unique_ptr<GraphedStep> graphed_;
   checkpoint::TrainProgress progress_;
-  // This rank's sums since they were last gathered into progress_, and since the last log window.
+  // This rank's sums since they were last gathered into progress_, and since the last log window;
+  // their loss sums are the two elements of loss_sums_ (Note [One add for both loss sums]).
+  at::Tensor loss_sums_;
   TrainingTally epoch_tally_;
   TrainingTally window_tally_;
   bool first_step_pending_ = true;

@@ -1,19 +1,13 @@
 // lib/train/training_tally.cpp — running sums of a stretch of training.
 #include "train/training_tally.hpp"
 
+#include <utility>
+
 #include <ATen/ATen.h>
 
 namespace mnist_ddp::train {
 
-TrainingTally::TrainingTally(c10::Device device)
-    : loss_sum_(at::zeros({}, at::TensorOptions(at::kDouble).device(device))) {}
-
-void TrainingTally::add_loss(const at::Tensor& loss) {
-  sum_loss(loss);
-  count_loss();
-}
-
-void TrainingTally::sum_loss(const at::Tensor& loss) { loss_sum_.add_(loss); }
+TrainingTally::TrainingTally(at::Tensor loss_sum) : loss_sum_(std::move(loss_sum)) {}
 
 void TrainingTally::add_step(std::int64_t images, const PhaseTimes& phases) {
   ++steps_;

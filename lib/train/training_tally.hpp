@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include <ATen/core/Tensor.h>
-#include <c10/core/Device.h>
 
 #include "train/train_reports.hpp"
 
@@ -18,14 +17,11 @@ class TrainingTally {
   /// The layout of take()'s tensor.
   enum Sum { kLoss, kLosses, kImages, kData, kForward, kBackward, kCommWait, kOptimizer, kCount };
 
-  explicit TrainingTally(c10::Device device);
+  /// `loss_sum`: a 0-dim double tensor on the training device, zero, into which the owner adds
+  /// each micro-batch's loss (detached), counting it with count_loss().
+  explicit TrainingTally(at::Tensor loss_sum);
 
-  /// One micro-batch's loss (detached, a scalar on the training device): sum_loss and
-  /// count_loss.
-  void add_loss(const at::Tensor& loss);
-  /// Adds `loss` to the sum on the device: the half of add_loss that a captured step replays.
-  void sum_loss(const at::Tensor& loss);
-  /// Counts one loss in the sum: the host's half of add_loss, once per replay.
+  /// Counts one loss added to the sum: the host's half of a loss, once per replay too.
   void count_loss() { ++losses_; }
   /// One optimizer step that trained `images` of this rank's images in `phases`.
   void add_step(std::int64_t images, const PhaseTimes& phases);

@@ -146,6 +146,29 @@ TEST_CASE("graphed steps report as eager ones: log windows, rates, mid-epoch eva
   CHECK(graphed.evaluation_losses == eager.evaluation_losses);
 }
 
+TEST_CASE("a log window as long as the epoch reports the epoch's training loss") {
+  const distributed::World& world = testing::test_world();
+  config::TrainConfig config = adam_onecycle_config();
+  config.epochs = 1;
+  const std::int64_t per_rank = (kTrainSize + world.size() - 1) / world.size();
+  config.log_every = (per_rank + config.batch_size - 1) / config.batch_size;  // the epoch's steps
+  for (const bool graphed : {false, true}) {
+    CAPTURE(graphed);
+    std::vector<double> window_losses;
+    double epoch_loss = 0;
+    TrainerHooks hooks;
+    hooks.on_step = [&](const StepReport& step) {
+      if (step.window) window_losses.push_back(step.window->loss);
+    };
+    hooks.on_epoch = [&](const EpochReport& epoch) { epoch_loss = epoch.train_loss; };
+    train(config, graphed, hooks);
+    // The two sums of every loss, one per tally (Note [One add for both loss sums]).
+    REQUIRE(window_losses.size() == 1);
+    CHECK(epoch_loss > 0.1);
+    CHECK(window_losses[0] == doctest::Approx(epoch_loss).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("a graphed step is one span of the timeline; the last partial batch has its phases") {
   config::TrainConfig config = base_config();
   config.model = "linear";

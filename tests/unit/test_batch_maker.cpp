@@ -87,6 +87,15 @@ TEST_SUITE("BatchMaker") {
     CHECK(at::equal(batch.inputs, expected));
   }
 
+  TEST_CASE("the normalized copy a GPU gathers from gives the CPU batches, bit for bit") {
+    const Dataset dataset = tiny_dataset();
+    const at::Tensor order = at::tensor({3, 1, 2, 0, 1}, at::kLong);
+    const at::Tensor copy = data::normalized_images(dataset.images, kMean, kStd);
+    CHECK(copy.sizes().vec() == std::vector<std::int64_t>{4, 1, 28, 28});
+    CHECK(at::equal(copy.index_select(0, order),
+                    BatchMaker(dataset, kMean, kStd).make(order).inputs));
+  }
+
   TEST_CASE("an index outside the data set is refused, naming it") {
     const Dataset dataset = tiny_dataset();
     const BatchMaker maker(dataset, kMean, kStd);
