@@ -726,8 +726,8 @@ replay_cases_ran() {
     echo "a replay test case was skipped"
     return 1
   fi
-  grep -q 'test cases: *2 | *2 passed | *0 failed' "$1" && return 0
-  echo "no doctest summary with the two replay test cases passed"
+  grep -q 'test cases: *3 | *3 passed | *0 failed' "$1" && return 0
+  echo "no doctest summary with the three replay test cases passed"
   return 1
 }
 more_ranks_refused() {

@@ -11,6 +11,8 @@
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
+#include "data/batch_maker.hpp"
+#include "data/shard_cursor.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
 #include "model/dropout.hpp"
@@ -237,6 +239,46 @@ TEST_CASE("a replayed step draws fresh dropout masks on every replay") {
     CHECK(kept > 0.45);
     CHECK(kept < 0.55);
   }
+}
+
+TEST_CASE("a replayed step gathers each replay's batch as the CPU makes it, bit for bit") {
+  // The shard cursor's positions advance on the device, and the inputs come from the normalized
+  // copy of the data set (Note [A normalized copy on the GPU]): each replay must read the next
+  // batch, with the values of the CPU's one-pass normalization.
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device here; skipped");
+    return;
+  }
+  distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  constexpr std::int64_t kBatch = 8;
+  const data::Dataset cpu_set = testing::synthetic_dataset(100, /*seed=*/31);
+  const data::Dataset cuda_set{cpu_set.images.cuda(), cpu_set.labels.cuda()};
+  const data::BatchMaker cpu_batches(cpu_set, 0.1307, 0.3081);
+  const data::BatchMaker cuda_batches(cuda_set, 0.1307, 0.3081);
+  const at::Tensor shard = at::randperm(100, at::kLong);
+  data::ShardCursor cursor(kBatch, shard.size(0), at::Device(at::kCUDA));
+  cursor.start(shard.cuda());
+  at::Tensor inputs;
+  at::Tensor targets;
+  GraphedStep step(
+      [&] {
+        const data::Batch batch = cuda_batches.make(cursor.next());
+        if (!inputs.defined()) {  // allocated in a warm-up, so replays write the same memory
+          inputs = at::empty_like(batch.inputs);
+          targets = at::empty_like(batch.targets);
+        }
+        inputs.copy_(batch.inputs);
+        targets.copy_(batch.targets);
+      },
+      at::Device(at::kCUDA), alone, /*warmup_steps=*/1);
+  for (std::int64_t b = 0; b < shard.size(0) / kBatch; ++b) {
+    CAPTURE(b);
+    step.run();
+    const data::Batch expected = cpu_batches.make(shard.narrow(0, b * kBatch, kBatch));
+    CHECK(at::equal(inputs.cpu(), expected.inputs));
+    CHECK(at::equal(targets.cpu(), expected.targets));
+  }
+  CHECK(step.replaying());
 }
 
 TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's rate") {
