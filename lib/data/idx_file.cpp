@@ -120,16 +120,14 @@ class IdxBytes {
         ++members_;
         ended_ = stream_.avail_in == 0 && !refill();
         if (!ended_) inflateReset(&stream_);  // another member follows, or trailing bytes
-      } else if (status == Z_DATA_ERROR && member_start) {
-        fail(path_,
-             "corrupt gzip data (bytes after the end of the gzip stream that do not start "
-             "another member: " +
-                 std::string(stream_.msg ? stream_.msg : "bad header") + ")");
-      } else if (status == Z_DATA_ERROR || status == Z_NEED_DICT) {
-        fail(path_, "corrupt gzip data (" +
-                        std::string(stream_.msg ? stream_.msg : "invalid deflate data") + ")");
       } else if (status == Z_MEM_ERROR) {
         fail(path_, "cannot decompress (out of memory)");
+      } else if (status != Z_OK && status != Z_BUF_ERROR) {  // the data, not the machine
+        const std::string reason = stream_.msg != nullptr ? stream_.msg : zError(status);
+        fail(path_, member_start ? "corrupt gzip data (bytes after the end of the gzip stream "
+                                   "that do not start another member: " +
+                                       reason + ")"
+                                 : "corrupt gzip data (" + reason + ")");
       }
     }
     return static_cast<std::int64_t>(size - stream_.avail_out);
