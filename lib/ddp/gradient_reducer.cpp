@@ -40,6 +40,7 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
     for (size_t i : groups[b]) total += parameters_[i].numel();
     const bool last = b + 1 == groups.size();
     bucket.flat = at::zeros({total + (last ? 1 : 0)}, parameters_[groups[b][0]].options());
+    bucket.gradients = bucket.flat.narrow(0, 0, total);
     if (wire_dtype_ != at::kFloat) bucket.wire = at::empty_like(bucket.flat, wire_dtype_);
     std::int64_t offset = 0;
     for (size_t i : groups[b]) {
@@ -50,10 +51,7 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
           bucket.flat.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
     }
-    if (last) {
-      stop_flag_ = bucket.flat.narrow(0, total, 1);
-      stop_request_ = at::zeros_like(stop_flag_);
-    }
+    if (last) stop_flag_ = bucket.flat.narrow(0, total, 1);
     buckets_.push_back(std::move(bucket));
   }
 
@@ -78,11 +76,11 @@ GradientReducer::~GradientReducer() {
 }
 
 void GradientReducer::zero_grad() {
-  for (Bucket& bucket : buckets_) bucket.flat.zero_();
+  for (Bucket& bucket : buckets_) bucket.gradients.zero_();
 }
 
 void GradientReducer::request_stop(bool stop_requested) {
-  stop_request_.fill_(stop_requested ? 1.0 : 0.0);
+  stop_flag_.fill_(stop_requested ? 1.0 : 0.0);
 }
 
 void GradientReducer::prepare_backward(bool communicate) {
@@ -90,7 +88,6 @@ void GradientReducer::prepare_backward(bool communicate) {
   for (Bucket& bucket : buckets_) bucket.pending = bucket.parameters.size();
   next_to_launch_ = 0;
   if (communicate_) timings_.clear();
-  stop_flag_.copy_(stop_request_);
 }
 
 // Note [Bucket launch order]

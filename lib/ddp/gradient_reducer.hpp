@@ -39,18 +39,18 @@ class GradientReducer {
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  /// Zeroes every gradient in place. Use this, not Optimizer::zero_grad, which in LibTorch 2.x
-  /// would replace the gradients by fresh tensors outside the buckets.
+  /// Zeroes every gradient in place (not the stop flag). Use this, not Optimizer::zero_grad,
+  /// which in LibTorch 2.x would replace the gradients by fresh tensors outside the buckets.
   void zero_grad();
 
   /// Whether this rank asks to stop; rides along with the next communicating step's gradients
-  /// (Note [Stop agreement]). A host write into a tensor of its own, so a captured step
-  /// (Note [The step as one CUDA graph]) reads the request of each replay, not of its capture.
+  /// (Note [Stop agreement]). Call it before each communicating backward: it writes the flag
+  /// behind the last bucket's gradients, outside a captured step (Note [The step as one CUDA
+  /// graph]), so each replay carries the request of its own step, at no kernel of the graph's.
   void request_stop(bool stop_requested);
 
   /// Call before each backward. `communicate`: this is the last backward before the optimizer
-  /// step (earlier micro-batches of --grad-accum only accumulate, like DDP's no_sync). Copies the
-  /// stop request into the last bucket, which zero_grad() cleared.
+  /// step (earlier micro-batches of --grad-accum only accumulate, like DDP's no_sync).
   void prepare_backward(bool communicate);
 
   /// After the last backward of a step: launches the buckets still waiting (in bucket order),
@@ -80,8 +80,9 @@ class GradientReducer {
 
  private:
   struct Bucket {
-    at::Tensor flat;  // float32 gradients back to back (plus the stop flag in the last bucket)
-    at::Tensor wire;  // 16-bit buffer sent instead of `flat` when compressing
+    at::Tensor flat;       // float32 gradients back to back (plus the stop flag in the last one)
+    at::Tensor gradients;  // `flat` without the stop flag: what zero_grad() clears
+    at::Tensor wire;       // 16-bit buffer sent instead of `flat` when compressing
     std::vector<size_t> parameters;
     size_t pending = 0;  // gradients still to arrive in this backward; 0: ready
     std::unique_ptr<distributed::PendingCollective> work;
@@ -100,8 +101,7 @@ class GradientReducer {
   at::ScalarType wire_dtype_;
   bool communicate_alone_;
   std::vector<Bucket> buckets_;
-  at::Tensor stop_flag_;     // the last element of the last bucket
-  at::Tensor stop_request_;  // this rank's request, copied into stop_flag_ by prepare_backward
+  at::Tensor stop_flag_;  // the last element of the last bucket, after its gradients
   bool communicate_ = false;
   size_t next_to_launch_ = 0;  // buckets before it have been launched in this backward
   // Per parameter: whether it got a gradient in a backward since the last finish().
