@@ -7,13 +7,19 @@ round, then time to 99%, then the other rounds, the report rewritten after every
 - the classic Python DDP tutorial (bench/python/ddp_tutorial.py --device cuda: DataLoader with
   per-image transforms, DistributedSampler, DDP over NCCL), linear and cnn;
 - a best-effort PyTorch eager loop with the data already on the GPU (bench/python/gpu_loop.py);
-- mnist_ddp --cuda-graph off and --cuda-graph on, linear and cnn.
+- mnist_ddp --cuda-graph off and --cuda-graph on, linear and cnn;
+- mnist_ddp --cuda-graph on --communicate-alone: one rank that allreduces every bucket over NCCL
+  as each of N ranks does, whose step time, with the bytes it allreduces, gives the projection of
+  8 GPUs below.
 Then time to 99% test accuracy with configs/mnist99.conf on one rank, graphed and eager, for
 --seeds seeds (training seconds to the first evaluation at 99%, evaluations excluded), and graphed
 with the same recipe over two epochs (its one-cycle schedule spanning both: on the CPU it reached
 99% with every seed tried, where the one-epoch recipe ends near 99.0% and misses some), and the
 PyTorch loop's CUDA kernels and host time per cnn step (torch.profiler), and the nodes of
-mnist_ddp's captured steps (its metrics' cuda_graph_nodes). It writes a Markdown
+mnist_ddp's captured steps (its metrics' cuda_graph_nodes). Then a projection for 8 GPUs
+(not a measurement: one GPU holds one NCCL rank): images/s if each of 8 ranks took the measured
+step of the communicating rank plus an allreduce of its gradients that overlaps nothing, for
+allreduce times that bracket NCCL's published ones on 8 NVLink GPUs. It writes a Markdown
 report (--out) with the machine, the commands' settings and every figure, and exits 1 if a run
 failed or a graphed run's banner does not say "cuda graph: on".
 
@@ -41,6 +47,10 @@ COMMON = ["--epochs", "1", "--batch-size", "64", "--lr", "0.01"]
 # The time-to-99% runs of configs/mnist99.conf: (label, graphed, options beside the recipe).
 TO_99 = (("graphed", True, []), ("eager", False, []),
          ("graphed, 2 epochs", True, ["--epochs", "2"]))
+# The program whose step the 8-GPU projection scales, and the allreduce times it assumes (us).
+COMMUNICATING = "mnist_ddp --cuda-graph on --communicate-alone"
+PROJECTED_RANKS = 8
+ALLREDUCE_US = (25, 50, 100)
 
 
 def free_port():
@@ -130,6 +140,7 @@ class Results:
         self.accuracy = {(p, m): [] for p in programs for m in models}
         self.host_ms = {p: [] for p in programs}  # host time per cnn step (mnist_ddp's phases)
         self.nodes = {m: None for m in models}  # of mnist_ddp's captured step
+        self.allreduce_bytes = {m: None for m in models}  # per rank and step
         self.to_99 = {label: [] for label, _, _ in TO_99}
         self.profile = None
 
@@ -141,6 +152,8 @@ class Results:
                 self.host_ms[name].append(1000 * sum(summary["phases_rank0"].values()) /
                                           summary["steps"])
             self.nodes[model] = summary.get("cuda_graph_nodes", self.nodes[model])
+            if name == COMMUNICATING:
+                self.allreduce_bytes[model] = summary["allreduce_bytes_per_step"]
 
     def report(self, failures, finished):
         profile = self.profile or {}
@@ -187,9 +200,30 @@ class Results:
         lines += ["", "mnist_ddp --cuda-graph on: the captured step has %s graph nodes (linear), "
                   "%s (cnn), all launched by one replay." % (
                       figure(self.nodes["linear"]), figure(self.nodes["cnn"]))]
+        lines += self.projection()
         if failures:
             lines += ["", "Failures:", ""] + ["- " + f for f in failures]
         return "\n".join(lines) + "\n"
+
+    def projection(self):
+        """Images/s of 8 ranks, each taking the communicating rank's measured step plus an
+        allreduce of its gradients that overlaps nothing (the buckets overlap backward in fact)."""
+        lines = ["", "%d GPUs, projected (not measured: one GPU holds one NCCL rank). Each rank "
+                 "takes the step of `%s` (one GPU allreducing every bucket over NCCL as each of N "
+                 "ranks does) at batch 64, plus an allreduce of its gradients that overlaps "
+                 "nothing:" % (PROJECTED_RANKS, COMMUNICATING), "",
+                 "| model | 1-GPU step ms | allreduce bytes | " +
+                 " | ".join("%d GPUs, allreduce %d us" % (PROJECTED_RANKS, us)
+                            for us in ALLREDUCE_US) + " |",
+                 "|---|---|---|" + "---|" * len(ALLREDUCE_US)]
+        for model in self.models:
+            speed = median(self.speed[COMMUNICATING, model])
+            step_s = 64 / speed if speed else None
+            lines.append("| %s | %s | %s | %s |" % (
+                model, figure(step_s and 1000 * step_s, 3), figure(self.allreduce_bytes[model]),
+                " | ".join(figure(step_s and PROJECTED_RANKS * 64 / (step_s + us * 1e-6))
+                           for us in ALLREDUCE_US)))
+        return lines
 
 
 def main():
@@ -212,6 +246,9 @@ def main():
             ["--model", m, "--log-every", "0"] + COMMON, graphed=False),
         "mnist_ddp --cuda-graph on": lambda m: bench.ours(
             ["--model", m, "--log-every", "0"] + COMMON, graphed=True),
+        COMMUNICATING: lambda m: bench.ours(
+            ["--model", m, "--log-every", "0", "--backend", "nccl", "--communicate-alone"] +
+            COMMON, graphed=True),
     }
     results = Results(args, programs, ("linear", "cnn"))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -75,6 +75,14 @@ GradientReducer::~GradientReducer() {
   for (const std::function<void()>& remove_hook : remove_hooks_) remove_hook();
 }
 
+std::int64_t GradientReducer::bytes_per_step() const {
+  std::int64_t bytes = 0;
+  for (const Bucket& bucket : buckets_)
+    bytes +=
+        static_cast<std::int64_t>((bucket.wire.defined() ? bucket.wire : bucket.flat).nbytes());
+  return bytes;
+}
+
 void GradientReducer::zero_grad() {
   for (Bucket& bucket : buckets_) bucket.gradients.zero_();
 }

@@ -63,6 +63,10 @@ class GradientReducer {
 
   size_t bucket_count() const { return buckets_.size(); }
 
+  /// Bytes this rank hands to the allreduces of one communicating step: every bucket in the
+  /// dtype it travels in, the stop flag included.
+  std::int64_t bytes_per_step() const;
+
   /// Parameters that got no gradient on this rank in any backward of the last communicating step
   /// (they contributed zeros; Note [Bucket launch order]).
   std::size_t last_unused_parameters() const { return last_unused_; }

@@ -79,6 +79,7 @@ void MetricsWriter::write_summary(const train::TrainSummary& summary, double wal
                            {"wall_s", wall_seconds},
                            {"startup_s", startup_seconds},
                            {"phases_rank0", phase_record(summary.phases)},
+                           {"allreduce_bytes_per_step", summary.allreduce_bytes},
                            {"world_size", facts_.world_size},
                            {"backend", facts_.backend},
                            {"device", facts_.device},

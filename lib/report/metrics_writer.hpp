@@ -44,7 +44,8 @@ class MetricsWriter {
   ///  evaluation, epoch ends included.
   void write_evaluation(const train::EvalReport& report);
   /// {"event":"summary", test_loss, test_accuracy, train_loss, steps, train_images_per_sec,
-  ///  wall_s, startup_s, phases_rank0, world_size, backend, model}
+  ///  wall_s, startup_s, phases_rank0, allreduce_bytes_per_step (what each rank allreduces per
+  ///  optimizer step whenever ranks communicate), world_size, backend, model}
   void write_summary(const train::TrainSummary& summary, double wall_seconds,
                      double startup_seconds);
 

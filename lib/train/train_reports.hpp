@@ -105,6 +105,7 @@ struct TrainSummary {
   std::optional<EvalReport> target;  // the evaluation that reached --target-accuracy, if one did
   PhaseTimes phases;                 // this rank's, all epochs
   std::int64_t graph_nodes = 0;      // --cuda-graph: nodes of the captured step's graph; 0: none
+  std::int64_t allreduce_bytes = 0;  // per rank and optimizer step where ranks communicate
 };
 
 }  // namespace mnist_ddp::train

@@ -406,6 +406,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
   }
   summary.steps = progress_.step;
   if (graphed_) summary.graph_nodes = graphed_->nodes();
+  summary.allreduce_bytes = reducer_.bytes_per_step();
   summary.images_per_sec = summary.images / std::max(summary.train_seconds, 1e-9);
   return summary;
 }

@@ -36,6 +36,7 @@ assert epoch["epoch"] == 1 and epoch["step"] == 469, epoch     # ceil(30000 / 64
 assert summary["world_size"] == 2 and summary["backend"] == "mpi" and summary["model"] == "linear"
 assert (summary["device"], summary["mode"], summary["precision"]) == ("cpu", "ddp", "fp32"), summary
 assert summary["test_accuracy"] >= 0.78, summary
+assert summary["allreduce_bytes_per_step"] == (784 * 10 + 10 + 1) * 4, summary  # and the stop flag
 # Full precision: the accuracy read back is exactly correct / count as a double.
 assert epoch["test_accuracy"] == epoch["test_correct"] / epoch["test_count"], epoch
 assert epoch["test_count"] == 10000

@@ -61,6 +61,12 @@ TEST_CASE("one bucket per parameter gives the parameters of a single bucket") {
   GradientReducer tiny(comm, model->parameters(), /*bucket_mb=*/1e-6, at::kFloat,
                        /*communicate_alone=*/false);
   CHECK(tiny.bucket_count() == model->parameters().size());
+  std::int64_t parameters = 0;
+  for (const at::Tensor& p : model->parameters()) parameters += p.numel();
+  CHECK(tiny.bytes_per_step() == (parameters + 1) * 4);  // float32 gradients and the stop flag
+  GradientReducer bf16(comm, model->parameters(), /*bucket_mb=*/25, at::kBFloat16,
+                       /*communicate_alone=*/false);
+  CHECK(bf16.bytes_per_step() == (parameters + 1) * 2);
 
   config::TrainConfig one_bucket = reducer_config();
   config::TrainConfig many_buckets = reducer_config();
