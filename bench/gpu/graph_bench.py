@@ -198,8 +198,8 @@ class Results:
                       "and copies per step, %.3f ms of host time per step." % (
                           profile["kernels_per_step"], profile["host_ms_per_step"])]
         lines += ["", "mnist_ddp --cuda-graph on: the captured step has %s graph nodes (linear), "
-                  "%s (cnn), all launched by one replay." % (
-                      figure(self.nodes["linear"]), figure(self.nodes["cnn"]))]
+                  "%s (cnn), all launched by one replay; --cuda-graph off launches each of them "
+                  "from the host." % (figure(self.nodes["linear"]), figure(self.nodes["cnn"]))]
         lines += self.projection()
         if failures:
             lines += ["", "Failures:", ""] + ["- " + f for f in failures]
