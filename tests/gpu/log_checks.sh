@@ -1,0 +1,106 @@
+# tests/gpu/log_checks.sh — provides: the log checks of tests/gpu/run.sh's runs. Each takes the
+# run's log (and reads the files the run left in LOG_DIR), returns 0 when the run did what it
+# should, and otherwise prints why not. Sourced by run.sh, which names one per `check`.
+# shellcheck shell=bash
+
+# Log checks of the NCCL test cases: on N ranks they ran on GPUs, not skipped; on more ranks than
+# GPUs, make_nccl_communicator refused.
+nccl_cases_ran() {
+  if ! grep -q 'test cases: *[1-9][0-9]* | *[1-9][0-9]* passed | *0 failed' "$1"; then
+    echo "no doctest summary with passed NCCL test cases and 0 failed"
+    return 1
+  fi
+  if grep -q -e 'no CUDA device here; skipped' -e 'collectives skipped' "$1"; then
+    echo "the NCCL collectives were skipped: $(grep -m1 -o -e 'no CUDA device here' \
+      -e 'fewer GPUs than ranks' -e 'this LibTorch has no CUDA' "$1")"
+    return 1
+  fi
+}
+replay_cases_ran() {
+  if grep -q 'no CUDA device here; skipped' "$1"; then
+    echo "a replay test case was skipped"
+    return 1
+  fi
+  grep -q 'test cases: *3 | *3 passed | *0 failed' "$1" && return 0
+  echo "no doctest summary with the three replay test cases passed"
+  return 1
+}
+more_ranks_refused() {
+  grep -q 'fewer GPUs than ranks' "$1" && return 0
+  echo "more ranks than GPUs were not refused"
+  return 1
+}
+# Exit 2 is also what an unknown option gives: the refusal must be about the mode.
+refused_for_mode() {
+  if grep -q -i -e 'unrecognised option' -e 'unknown option' -e 'invalid option' "$1"; then
+    echo "exit 2 came from an option error, not from refusing --mode dp"
+    return 1
+  fi
+}
+
+# The --communicate-alone run used NCCL, its timeline holds bucket allreduces, and it ended as the
+# plain 1-rank run (loss within 1e-3 relative: cuDNN's kernels may differ run to run; accuracy
+# within 0.002).
+communicated_alone() {
+  if ! grep -q 'gradient transport nccl' "$1"; then
+    echo "the run did not use NCCL"
+    return 1
+  fi
+  py - "$LOG_DIR/nccl_alone_timeline.json" "$LOG_DIR/nccl_alone_plain.jsonl" \
+    "$LOG_DIR/nccl_alone.jsonl" <<'EOF'
+import json, sys
+trace, plain, alone = sys.argv[1:4]
+try:
+    spans = [e for e in json.load(open(trace))["traceEvents"]
+             if e.get("ph") == "X" and e.get("name") == "allreduce"]
+    a = json.loads(open(plain).read().splitlines()[-1])
+    b = json.loads(open(alone).read().splitlines()[-1])
+except Exception as e:
+    print("unreadable timeline or metrics (%s)" % e)
+    sys.exit(1)
+if not spans:
+    print("no allreduce in the timeline")
+    sys.exit(1)
+dl = abs(a["test_loss"] - b["test_loss"]) / max(abs(a["test_loss"]), 1e-12)
+da = abs(a["test_accuracy"] - b["test_accuracy"])
+if dl > 1e-3 or da > 0.002:
+    print("differs from the plain 1-rank run: test loss %.6f vs %.6f, accuracy %.4f vs %.4f"
+          % (a["test_loss"], b["test_loss"], a["test_accuracy"], b["test_accuracy"]))
+    sys.exit(1)
+EOF
+}
+
+resumed_at_400() {
+  if ! grep -q 'resum.*step 400' "$1"; then
+    echo "the log does not say it resumed at step 400"
+    return 1
+  fi
+  if [[ ! -s $LOG_DIR/model.pt ]]; then
+    echo "no exported model"
+    return 1
+  fi
+}
+
+# --cuda-graph (Note [The step as one CUDA graph]): the banner says the steps replay a graph.
+graph_on() {
+  grep -q '# cuda graph: on' "$1" && return 0
+  echo "the banner does not say '# cuda graph: on': $(grep -m1 '# cuda graph' "$1" || echo none)"
+  return 1
+}
+# 200 replayed steps end with the eager run's parameters (within 1e-5; no dropout in the mlp).
+same_parameters_as_eager() {
+  graph_on "$1" || return 1
+  py - "$LOG_DIR/graph_equality_eager.pt" "$LOG_DIR/graph_equality.pt" <<'EOF'
+import sys, torch
+try:
+    a = torch.jit.load(sys.argv[1], map_location="cpu").state_dict()
+    b = torch.jit.load(sys.argv[2], map_location="cpu").state_dict()
+except Exception as e:
+    print("unreadable exported model (%s)" % e)
+    sys.exit(1)
+worst = max((a[k] - b[k]).abs().max().item() for k in a)
+if sorted(a) != sorted(b) or worst > 1e-5:
+    print("parameters differ from the eager run's by %.3g (> 1e-5)" % worst)
+    sys.exit(1)
+EOF
+}

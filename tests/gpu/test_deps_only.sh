@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tests/gpu/test_deps_only.sh — the part of tests/gpu/run.sh that needs no GPU, run where CI can:
+# `--deps-only` with this build's LibTorch (a CPU one is accepted there)
+#   - finds every dependency on this system: exit 0, each group found, `mpirun -np 2` started;
+#   - told to take every dependency from an empty deps/debs: exit 2, naming each missing group
+#     and how to bring the packages;
+#   - given Debian 12's packages (scripts/pack_debian_deps.sh, which downloads them): unpacks them
+#     into GPU_CHECK_DEPS_ROOT, finds each group there, and starts 2 processes with the unpacked
+#     Open MPI, as on a GPU machine without them.
+# A GPU session has minutes of device time: this finds a broken dependency step before one does.
+# Exits 77 (skipped) where the packages cannot be downloaded; fails under CI.
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+: "${TORCH_DIR:?the folder of TorchConfig.cmake of the LibTorch built against}"
+export TORCH_DIR GPU_CHECK_BUILD_DIR=$WORK/build-gpu GPU_CHECK_DEPS_ROOT=$WORK/root
+GROUPS_FOUND='(Open MPI headers|mpirun|Boost.Program_options|zlib headers|nlohmann-json|protobuf|doctest)'
+
+# deps_only NAME [VAR=VALUE...]: runs `run.sh --deps-only` with those settings into WORK/NAME.log;
+# sets STATUS.
+deps_only() {
+  local name=$1
+  shift
+  STATUS=0
+  env "$@" bash "$ROOT/tests/gpu/run.sh" --deps-only >"$WORK/$name.log" 2>&1 || STATUS=$?
+}
+# expect NAME WHAT PATTERN: WORK/NAME.log has a line matching the extended PATTERN.
+expect() {
+  if grep -qE "$3" "$WORK/$1.log"; then pass "$1: $2"; else fail "$1: $2: no line matches '$3'"; fi
+}
+# found_count NAME: how many dependency groups the log reports found.
+found_count() { grep -cE "^# $GROUPS_FOUND.* found " "$WORK/$1.log" || true; }
+
+mkdir -p "$WORK/no-debs"
+deps_only system GPU_CHECK_DEBS="$WORK/no-debs"
+if ((STATUS == 0)); then pass "system: exit 0"; else fail "system: exit $STATUS, expected 0"; fi
+expect system "every group found on the system" "^# doctest +found"
+[[ $(found_count system) == 7 ]] || fail "system: $(found_count system) of 7 groups found"
+expect system "mpirun started 2 processes" "^# mpirun -np 2 uname -n: 2 "
+expect system "it stopped after the dependencies" "^# --deps-only: done"
+
+deps_only empty GPU_CHECK_USE_DEBS=1 GPU_CHECK_DEBS="$WORK/no-debs"
+if ((STATUS == 2)); then pass "no debs: exit 2"; else fail "no debs: exit $STATUS, expected 2"; fi
+expect empty "each missing group named" "^  - protobuf \(protoc, headers, libprotobuf\)"
+expect empty "the way to bring the packages" "scripts/pack_debian_deps.sh deps/debs"
+expect empty "the apt-get alternative" "apt-get install libopenmpi-dev"
+
+if ! bash "$ROOT/scripts/pack_debian_deps.sh" "$WORK/debs" >"$WORK/pack.log" 2>&1; then
+  tail -5 "$WORK/pack.log"
+  if [[ -n ${CI:-} ]]; then
+    fail "scripts/pack_debian_deps.sh could not download the packages"
+    finish gpu_deps_only
+  fi
+  echo "skipped: Debian 12's packages cannot be downloaded here"
+  exit 77
+fi
+deps_only debs GPU_CHECK_USE_DEBS=1 GPU_CHECK_DEBS="$WORK/debs"
+if ((STATUS == 0)); then pass "debs: exit 0"; else fail "debs: exit $STATUS, expected 0"; fi
+[[ $(grep -cE "^# $GROUPS_FOUND.* found .*$WORK/root/" "$WORK/debs.log") == 7 ]] ||
+  fail "debs: not every group found in $WORK/root"
+expect debs "mpirun from the unpacked packages" "^# mpirun +$WORK/root/usr/bin/mpirun.openmpi$"
+expect debs "the unpacked Open MPI started 2 processes" "^# mpirun -np 2 uname -n: 2 "
+expect debs "Open MPI relocated" "OPAL_PREFIX=$WORK/root/usr$"
+if ((FAILURES > 0)); then cat "$WORK"/*.log >&2; fi
+
+finish gpu_deps_only
