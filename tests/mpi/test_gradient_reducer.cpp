@@ -61,12 +61,6 @@ TEST_CASE("one bucket per parameter gives the parameters of a single bucket") {
   GradientReducer tiny(comm, model->parameters(), /*bucket_mb=*/1e-6, at::kFloat,
                        /*communicate_alone=*/false);
   CHECK(tiny.bucket_count() == model->parameters().size());
-  std::int64_t parameters = 0;
-  for (const at::Tensor& p : model->parameters()) parameters += p.numel();
-  CHECK(tiny.bytes_per_step() == (parameters + 1) * 4);  // float32 gradients and the stop flag
-  GradientReducer bf16(comm, model->parameters(), /*bucket_mb=*/25, at::kBFloat16,
-                       /*communicate_alone=*/false);
-  CHECK(bf16.bytes_per_step() == (parameters + 1) * 2);
 
   config::TrainConfig one_bucket = reducer_config();
   config::TrainConfig many_buckets = reducer_config();
@@ -75,6 +69,22 @@ TEST_CASE("one bucket per parameter gives the parameters of a single bucket") {
   CAPTURE(difference);
   // Same sums; Open MPI may pick another reduction order for other message sizes.
   CHECK(difference <= (comm.size() == 2 ? 0.0 : 1e-6));
+}
+
+TEST_CASE("the bytes allreduced per step are every bucket in the type it travels in") {
+  distributed::MpiCommunicator comm(testing::test_world().comm());
+  const auto model = model::make_model("mlp");
+  std::int64_t parameters = 0;
+  for (const at::Tensor& p : model->parameters()) parameters += p.numel();
+  for (const double bucket_mb : {1e-6, 25.0}) {  // one bucket per parameter, or one in all
+    CAPTURE(bucket_mb);
+    const GradientReducer fp32(comm, model->parameters(), bucket_mb, at::kFloat,
+                               /*communicate_alone=*/false);
+    CHECK(fp32.bytes_per_step() == (parameters + 1) * 4);  // the gradients and the stop flag
+    const GradientReducer bf16(comm, model->parameters(), bucket_mb, at::kBFloat16,
+                               /*communicate_alone=*/false);
+    CHECK(bf16.bytes_per_step() == (parameters + 1) * 2);
+  }
 }
 
 TEST_CASE("K micro-batches of B take the step of one batch of K*B") {
