@@ -78,6 +78,7 @@ void MetricsWriter::write_summary(const train::TrainSummary& summary, double wal
                            {"train_images_per_sec", summary.images_per_sec},
                            {"wall_s", wall_seconds},
                            {"startup_s", startup_seconds},
+                           {"one_time_costs_s", summary.one_time_seconds},
                            {"phases_rank0", phase_record(summary.phases)},
                            {"allreduce_bytes_per_step", summary.allreduce_bytes},
                            {"world_size", facts_.world_size},

@@ -106,6 +106,7 @@ struct TrainSummary {
   PhaseTimes phases;                 // this rank's, all epochs
   std::int64_t graph_nodes = 0;      // --cuda-graph: nodes of the captured step's graph; 0: none
   std::int64_t allreduce_bytes = 0;  // per rank and optimizer step where ranks communicate
+  double one_time_seconds = 0;       // paid before the training clock (pay_one_time_costs)
 };
 
 }  // namespace mnist_ddp::train

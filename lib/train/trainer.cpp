@@ -13,6 +13,7 @@
 #include "ddp/parameter_broadcast.hpp"
 #include "model/autocast_scope.hpp"
 #include "train/make_optimizer.hpp"
+#include "train/one_time_costs.hpp"
 
 namespace mnist_ddp::train {
 namespace {
@@ -82,6 +83,16 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       loss_sums_(at::zeros({2}, at::TensorOptions(at::kDouble).device(device_))),
       epoch_tally_(loss_sums_[0]),
       window_tally_(loss_sums_[1]) {
+  // Note [One-time costs before the clock], on every device this process trains on.
+  const std::vector<c10::Device> devices =
+      plan.replicas.empty() ? std::vector<c10::Device>{device_} : plan.replicas;
+  const std::int64_t device_batch =
+      (config.batch_size + static_cast<std::int64_t>(devices.size()) - 1) /
+      static_cast<std::int64_t>(devices.size());
+  for (const c10::Device& device : devices) {
+    one_time_seconds_ +=
+        pay_one_time_costs(config.model, device, device_batch, config.precision == "bf16");
+  }
   if (config.mode == "dp") {
     replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
   }
@@ -407,6 +418,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
   summary.steps = progress_.step;
   if (graphed_) summary.graph_nodes = graphed_->nodes();
   summary.allreduce_bytes = reducer_.bytes_per_step();
+  summary.one_time_seconds = one_time_seconds_;
   summary.images_per_sec = summary.images / std::max(summary.train_seconds, 1e-9);
   return summary;
 }

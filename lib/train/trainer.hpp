@@ -168,7 +168,8 @@ class Trainer {
   TrainingTally window_tally_;
   bool first_step_pending_ = true;
   std::chrono::steady_clock::time_point run_start_;
-  double train_seconds_ = 0;  // of the epochs before the current one, in this process
+  double train_seconds_ = 0;     // of the epochs before the current one, in this process
+  double one_time_seconds_ = 0;  // pay_one_time_costs, at construction
   std::optional<EvalReport> target_;
 };
 
