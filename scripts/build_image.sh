@@ -129,7 +129,7 @@ if [[ $kind == cpu ]]; then
   if [[ -n $data ]]; then
     mkdir -p "$context/given/mnist"
     for file in "${mnist_files[@]}"; do cp "$data/$file" "$context/given/mnist/"; done
-    data_from=data-given
+    data_from="data-given"
   fi
   build_args+=(--build-arg "PACKAGE_FROM=$package_from" --build-arg "DATA_FROM=$data_from")
 fi

@@ -36,7 +36,8 @@ case $set_name in
     # python3 for test checks, npm for the data, bsdutils for `script`, which gives the live
     # progress check a terminal (Essential, so always there; listed because a test needs it),
     # file for cpack's Debian package (dpkg-shlibdeps), buildah and debootstrap to build and run
-    # the CPU image (tests/container).
+    # the CPU image (tests/container), clang-format and shellcheck for the style checks
+    # (scripts/lint.sh).
     PACKAGES=(
       build-essential cmake ninja-build pkg-config
       libtorch-dev libopenmpi-dev openmpi-bin
@@ -44,7 +45,7 @@ case $set_name in
       protobuf-compiler libprotobuf-dev
       libopenblas0-openmp dataset-fashion-mnist
       python3 curl ca-certificates bsdutils
-      file buildah debootstrap
+      file buildah debootstrap clang-format shellcheck
     )
     # npm may come from elsewhere (nodesource, nvm); only ask for Debian's when there is none.
     command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)

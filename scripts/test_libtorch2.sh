@@ -81,8 +81,10 @@ if [[ ! -f $ROOTFS/.ready ]]; then
     die "installing the packages failed; the end of $ROOTFS.log: $(tail -3 "$ROOTFS.log")"
   touch "$ROOTFS/.ready"
 fi
+# shellcheck disable=SC2016  # dpkg-query's format, not this shell's variables
 echo "test_libtorch2: $(in_root dpkg-query -W -f '${Package} ${Version}' libtorch-dev)," \
   "$(in_root g++ --version | head -1)"
+# shellcheck disable=SC2016  # the root file system's $(nproc)
 in_root bash -c 'cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
   cmake --build /build --parallel "$(nproc)"' >"$ROOTFS.build.log" 2>&1 ||
   die "the build failed; the end of $ROOTFS.build.log:

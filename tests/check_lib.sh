@@ -1,5 +1,6 @@
 # tests/check_lib.sh — provides: what every shell test shares: a scratch folder WORK (removed on
 # exit), fail and pass, and finish, which exits 1 when any check failed. Source it.
+# shellcheck shell=bash
 set -euo pipefail
 
 WORK=$(mktemp -d)

@@ -113,6 +113,7 @@ else
 fi
 
 # The runtime stage is the package and its libraries: no compilers, no build tools.
+# shellcheck disable=SC2016  # $tool is the image's shell's
 in_image sh -c 'for tool in cc gcc c++ g++ cmake ninja; do command -v $tool || :; done'
 if [[ -z $(cat "$WORK/out") ]]; then pass "no compiler or build tool in the image"
 else fail "the image holds build tools: $(tr '\n' ' ' <"$WORK/out")"; fi

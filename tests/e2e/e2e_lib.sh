@@ -1,10 +1,12 @@
 # tests/e2e/e2e_lib.sh — shared helpers of the end-to-end tests; source it.
+# shellcheck shell=bash
 # Needs MNIST_DDP_BIN (the program) and MNIST_DDP_SOURCE_DIR (the repository), set by ctest.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 
 : "${MNIST_DDP_BIN:?set MNIST_DDP_BIN to the mnist_ddp executable}"
 : "${MNIST_DDP_SOURCE_DIR:?set MNIST_DDP_SOURCE_DIR to the repository}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck disable=SC2034  # for the scripts that source this file
 FASHION_DIR=/usr/share/datasets/fashion-mnist
 
 # run_mpi RANKS ARGS...: runs the program under mpirun with a time limit; stdout and stderr go

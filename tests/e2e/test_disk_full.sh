@@ -26,12 +26,10 @@ CKPT=$DISK/ck
 RUN=(--data-dir "$WORK/data" --epochs 1 --batch-size 32 --threads 1 --checkpoint-dir "$CKPT"
   --checkpoint-every 2)
 
-# hashes [FILES...]: name and SHA-256 of the given files of the checkpoint folder (all of them,
-# hidden ones too, by default), to prove that nothing changed.
+# hashes: name and SHA-256 of every file of the checkpoint folder, hidden ones too, to prove
+# that nothing changed.
 hashes() {
-  local files=("$@")
-  ((${#files[@]})) || mapfile -t files < <(ls -A "$CKPT")
-  (cd "$CKPT" && sha256sum -- "${files[@]}")
+  (cd "$CKPT" && find . -mindepth 1 -maxdepth 1 -printf '%f\0' | sort -z | xargs -0 -r sha256sum --)
 }
 
 # fill_disk FREE_BYTES: fills the tmpfs with a file, then gives back FREE_BYTES of it.

@@ -60,10 +60,10 @@ for ranks in 2 4; do
       expect_in_err "all_reduce" "$what: and the collective"
     fi
     # The checkpoint of step 20 is intact: resuming from it completes the run.
-    newest=$(ls "$WORK/ckpt"/ckpt-step-*.mddp 2>/dev/null | tail -1)
+    newest=$(find "$WORK/ckpt" -maxdepth 1 -name 'ckpt-step-*.mddp' | sort | tail -1)
     [[ $newest == */ckpt-step-000000020.mddp ]] && pass "$what: checkpoint of step 20 kept" ||
       fail "$what: newest checkpoint is '$newest'"
-    ls "$WORK/ckpt" | grep -q '\.tmp' && fail "$what: a temporary file was left behind"
+    [[ -z $(find "$WORK/ckpt" -maxdepth 1 -name '*.tmp*') ]] || fail "$what: a temporary file was left behind"
     run_mpi "$ranks" "${RUN[@]}" --checkpoint-dir "$WORK/ckpt" --resume auto
     expect_exit 0 "$what: --resume auto completes"
     expect_once out \

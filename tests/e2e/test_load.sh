@@ -21,7 +21,8 @@ PY
 # --- Soak -------------------------------------------------------------------------------------
 RUNS=${SOAK_RUNS:-25}
 write_dataset "$WORK/tiny" 512 128
-shm_before=$(ls /dev/shm | sort)
+shm_segments() { find /dev/shm -mindepth 1 -maxdepth 1 -printf '%f\n' | sort; }
+shm_before=$(shm_segments)
 failed=0
 for ((i = 1; i <= RUNS; i++)); do
   ranks=$((2 + i % 3))
@@ -46,7 +47,7 @@ if pgrep -f "$MNIST_DDP_BIN" >/dev/null; then
 else pass "no process left behind"; fi
 # Only what appeared counts: an older job's segment that Open MPI cleaned up meanwhile is none of
 # these runs' doing.
-new_shm=$(comm -13 <(echo "$shm_before") <(ls /dev/shm | sort))
+new_shm=$(comm -13 <(echo "$shm_before") <(shm_segments))
 [[ -z $new_shm ]] && pass "no shared-memory segment left behind" ||
   fail "new in /dev/shm: $(head -5 <<<"$new_shm")"
 

@@ -19,7 +19,7 @@ fi
 expect_violation() {
   local name=$1 expected=$2
   shift 2
-  rm -rf "$WORK/lib"
+  rm -rf "${WORK:?}/lib"
   cp -r "$ROOT/lib" "$WORK/lib"
   local plant file
   for plant in "$@"; do
@@ -45,7 +45,7 @@ expect_violation "same layer" \
 expect_violation "folders that include each other" \
   'lib/ddp/gradient_reducer.hpp:1: includes "train/trainer.hpp", from train/, a higher layer' \
   ddp/gradient_reducer.hpp:train/trainer.hpp train/trainer.cpp:ddp/model_replicas.hpp
-rm -rf "$WORK/lib" && cp -r "$ROOT/lib" "$WORK/lib" && mkdir "$WORK/lib/extras"
+rm -rf "${WORK:?}/lib" && cp -r "$ROOT/lib" "$WORK/lib" && mkdir "$WORK/lib/extras"
 status=0
 python3 "$CHECK" "$WORK/lib" >"$WORK/out" 2>&1 || status=$?
 if [[ $status -eq 1 ]] && grep -qF "lib/extras/ is in no layer" "$WORK/out"; then
