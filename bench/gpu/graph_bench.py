@@ -19,8 +19,9 @@ Then time to 99% test accuracy with configs/mnist99.conf on one rank, graphed an
 --seeds seeds (training seconds to the first evaluation at 99%, evaluations excluded), and graphed
 with the same recipe over two epochs (its one-cycle schedule spanning both: on the CPU it reached
 99% with every seed tried, where the one-epoch recipe ends near 99.0% and misses some), and the
-PyTorch loop's CUDA kernels and host time per cnn step (torch.profiler), and the nodes of
-mnist_ddp's captured steps (its metrics' cuda_graph_nodes). Then a projection for 8 GPUs
+PyTorch loop's CUDA kernels and host time per cnn step (torch.profiler), what mnist_ddp paid
+before its clock (its metrics' one_time_costs_s), and the nodes of mnist_ddp's captured steps
+(its metrics' cuda_graph_nodes). Then a projection for 8 GPUs
 (not a measurement: one GPU holds one NCCL rank): images/s if each of 8 ranks took the measured
 step of the communicating rank plus an allreduce of its gradients that overlaps nothing, for
 allreduce times that bracket NCCL's published ones on 8 NVLink GPUs. It writes a Markdown
@@ -158,6 +159,8 @@ class Results:
         self.nodes = {m: None for m in models}  # of mnist_ddp's captured step
         self.allreduce_bytes = {m: None for m in models}  # per rank and step
         self.to_99 = {label: [] for label, _, _ in TO_99}
+        # mnist_ddp's one_time_costs_s (fastcnn: the time-to-99 runs), paid before the clock
+        self.one_time = {m: [] for m in list(models) + ["fastcnn"]}
         self.profile = None
 
     def add_run(self, name, model, summary):
@@ -173,6 +176,11 @@ class Results:
             self.nodes[model] = summary.get("cuda_graph_nodes", self.nodes[model])
             if name == COMMUNICATING:
                 self.allreduce_bytes[model] = summary["allreduce_bytes_per_step"]
+            self.add_one_time_costs(model, summary)
+
+    def add_one_time_costs(self, model, summary):
+        if summary and "one_time_costs_s" in summary:
+            self.one_time[model].append(summary["one_time_costs_s"])
 
     def report(self, failures, finished):
         profile = self.profile or {}
@@ -220,6 +228,11 @@ class Results:
             lines += ["", "PyTorch loop, cnn at batch 64, under torch.profiler: %.0f CUDA kernels "
                       "and copies per step, %.3f ms of host time per step." % (
                           profile["kernels_per_step"], profile["host_ms_per_step"])]
+        lines += ["", "Paid by mnist_ddp before its training clock starts (one_time_costs_s: one "
+                  "scratch forward and backward pass for cuDNN's and cuBLAS's set-up and the "
+                  "kernels' first loading), medians: %s." % ", ".join(
+                      "%s s (%s)" % (figure(median(self.one_time[m]), 3), m)
+                      for m in self.one_time)]
         lines += ["", "mnist_ddp --cuda-graph on: the captured step has %s graph nodes (linear), "
                   "%s (cnn), all launched by one replay; --cuda-graph off launches each of them "
                   "from the host." % (figure(self.nodes["linear"]), figure(self.nodes["cnn"]))]
@@ -304,6 +317,7 @@ def main():
         for label, graphed, options in TO_99:
             summary = bench.ours(["--config", os.path.join(ROOT, "configs/mnist99.conf"),
                                   "--seed", str(seed), "--log-every", "0"] + options, graphed)
+            results.add_one_time_costs("fastcnn", summary)
             if summary:
                 results.to_99[label].append((seed, summary.get("target_train_s"),
                                              summary["test_accuracy"],

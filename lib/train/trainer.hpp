@@ -60,7 +60,8 @@ struct TrainerHooks {
 /// other device of `plan.replicas` (Note [DataParallel replicas]). With `graphs.capture`, every
 /// full-batch step runs as GraphedStep's body (Note [The step as one CUDA graph]): on CUDA a
 /// replayed graph, on the CPU the same device work run eagerly, with the same results as the
-/// eager step.
+/// eager step. The constructor pays the libraries' first-use costs on a scratch network, so that
+/// the training clock does not count them (Note [One-time costs before the clock]).
 class Trainer {
  public:
   Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
