@@ -50,7 +50,7 @@ class GeneratorStateGuard {
 double pay_one_time_costs(const std::string& model_name, c10::Device device,
                           std::int64_t batch_size, bool bf16) {
   const auto start = std::chrono::steady_clock::now();
-  const GeneratorStateGuard cpu_generator(c10::Device(c10::kCPU));  // the network's initial values
+  const GeneratorStateGuard cpu_generator{c10::Device(c10::kCPU)};  // the network's initial values
   std::optional<GeneratorStateGuard> device_generator;              // its dropout masks
   if (device.is_cuda()) device_generator.emplace(device);
   {
