@@ -1,16 +1,16 @@
 #!/usr/bin/python3
 """The 99% recipe of configs/mnist99.conf in Python PyTorch, as fast as Python does it.
 
-The network of tuomaso/train_mnist_fast (conv 1->24 5x5, max-pool 2, ReLU, conv 24->32 3x3,
-max-pool 2, ReLU, fc 800->256, ReLU, fc 10), Adam lr 0.01 with betas (0.7, 0.9), OneCycleLR over
-one epoch (cycle_momentum=False: mnist_ddp's onecycle schedules the learning rate only), global
-batch 256 split across the ranks, DistributedDataParallel over gloo, a DistributedSampler order,
-every image pre-loaded and normalised as one tensor (no DataLoader: the batches are index_select
-on it, as mnist_ddp makes them), and the libraries' first-use costs paid before the clock starts,
-as mnist_ddp pays them (pay_one_time_costs). Every --eval-every steps the ranks evaluate the test set (each
-its share, r, r+W, ...) and stop at the first evaluation at --target; training time excludes the
-evaluations, as mnist_ddp's target_train_s does. With --target 0 it trains the whole epoch, and
-with --eval-every 0 it evaluates at the epoch's end only.
+The network of tuomaso/train_mnist_fast (conv 1->24 5x5, max-pool 2, ReLU, conv 24->32 3x3, max-pool
+2, ReLU, fc 800->256, ReLU, fc 10), Adam lr 0.01 with betas (0.7, 0.9), OneCycleLR over one epoch
+(cycle_momentum=False: mnist_ddp's onecycle schedules the learning rate only), global batch 256
+split across the ranks, DistributedDataParallel over gloo, a DistributedSampler order, every image
+pre-loaded and normalised as one tensor (no DataLoader: the batches are index_select on it, as
+mnist_ddp makes them), and the libraries' first-use costs paid before the clock starts, as mnist_ddp
+pays them (pay_one_time_costs). Every --eval-every steps the ranks evaluate the test set (each its
+share, r, r+W, ...) and stop at the first evaluation at --target; training time excludes the
+evaluations, as mnist_ddp's target_train_s does. With --target 0 it trains the whole epoch, and with
+--eval-every 0 it evaluates at the epoch's end only.
 
     mpirun -np 2 /usr/bin/python3 bench/python/recipe99.py --seed 1 --master-port 29511
 
