@@ -32,9 +32,14 @@ ModelReplicas::ModelReplicas(model::Classifier& primary, const std::string& mode
   broadcast_parameters();
 }
 
+std::int64_t ModelReplicas::chunk_size(std::int64_t batch_size, size_t replicas) {
+  const auto count = static_cast<std::int64_t>(replicas);
+  return (batch_size + count - 1) / count;
+}
+
 std::vector<at::Tensor> ModelReplicas::weighted_losses(const data::Batch& batch) {
   const std::int64_t total = batch.inputs.size(0);
-  const auto chunk = static_cast<std::int64_t>((total + size() - 1) / size());
+  const std::int64_t chunk = chunk_size(total, size());
   std::vector<at::Tensor> losses;
   for (size_t r = 0; r < size() && static_cast<std::int64_t>(r) * chunk < total; ++r) {
     const std::int64_t first = static_cast<std::int64_t>(r) * chunk;

@@ -2,6 +2,7 @@
 // (--mode dp): one model replica per GPU for the whole run, the batch scattered across them.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ class ModelReplicas {
                 std::vector<c10::Device> devices);
 
   size_t size() const { return devices_.size(); }
+
+  /// Images in the first (largest) chunk of a batch of `batch_size` scattered over `replicas`.
+  static std::int64_t chunk_size(std::int64_t batch_size, size_t replicas);
 
   /// The batch (on devices[0]) in one chunk per replica (the last ones smaller, or absent for a
   /// batch smaller than the replica count), each chunk's mean loss weighted by its share of the

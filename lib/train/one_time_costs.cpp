@@ -10,9 +10,9 @@
 
 #include "model/autocast_scope.hpp"
 #include "model/classifier.hpp"
+#include "train/default_generators.hpp"
 
 namespace mnist_ddp::train {
-namespace {
 
 // Note [One-time costs before the clock]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -28,24 +28,6 @@ namespace {
 // draw are untouched. The cost stays visible: it is part of the start-up time (startup_s) and
 // reported on its own (one_time_costs_s). Speed records are taken the same way, after a warm-up
 // run.
-
-/// Saves LibTorch's default generator of a device and puts it back when it goes out of scope.
-class GeneratorStateGuard {
- public:
-  explicit GeneratorStateGuard(c10::Device device)
-      : generator_(device.is_cuda() ? at::globalContext().defaultGenerator(device)
-                                    : at::detail::getDefaultCPUGenerator()),
-        state_(generator_.get_state()) {}
-  ~GeneratorStateGuard() { generator_.set_state(state_); }
-  GeneratorStateGuard(const GeneratorStateGuard&) = delete;
-  GeneratorStateGuard& operator=(const GeneratorStateGuard&) = delete;
-
- private:
-  at::Generator generator_;
-  at::Tensor state_;
-};
-
-}  // namespace
 
 double pay_one_time_costs(const std::string& model_name, c10::Device device,
                           std::int64_t batch_size, bool bf16) {

@@ -12,6 +12,7 @@
 #include "common/process_clock.hpp"
 #include "ddp/parameter_broadcast.hpp"
 #include "model/autocast_scope.hpp"
+#include "train/default_generators.hpp"
 #include "train/make_optimizer.hpp"
 #include "train/one_time_costs.hpp"
 
@@ -41,16 +42,6 @@ at::ScalarType wire_dtype(const std::string& name) {
   if (name == "bf16") return at::kBFloat16;
   if (name == "fp16") return at::kHalf;
   return at::kFloat;
-}
-
-at::Generator& cpu_generator() {
-  static at::Generator generator = at::detail::getDefaultCPUGenerator();
-  return generator;
-}
-
-/// LibTorch's default generator of a CUDA device (a handle: changes reach the generator).
-at::Generator cuda_generator(c10::Device device) {
-  return at::globalContext().defaultGenerator(device);
 }
 
 /// Optimizer steps that train `samples` images of one rank.
@@ -87,8 +78,7 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
   const std::vector<c10::Device> devices =
       plan.replicas.empty() ? std::vector<c10::Device>{device_} : plan.replicas;
   const std::int64_t device_batch =
-      (config.batch_size + static_cast<std::int64_t>(devices.size()) - 1) /
-      static_cast<std::int64_t>(devices.size());
+      ddp::ModelReplicas::chunk_size(config.batch_size, devices.size());
   for (const c10::Device& device : devices) {
     one_time_seconds_ +=
         pay_one_time_costs(config.model, device, device_batch, config.precision == "bf16");
@@ -431,10 +421,10 @@ void Trainer::checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoi
 
 checkpoint::CheckpointContents Trainer::checkpoint() {
   gather_epoch_sums();
-  const at::Tensor rng_states = comm_.all_gather(cpu_generator().get_state());
+  const at::Tensor rng_states = comm_.all_gather(default_generator(c10::kCPU).get_state());
   // On a GPU, dropout draws from the device's generator.
   const at::Tensor cuda_rng_states =
-      device_.is_cuda() ? comm_.all_gather(cuda_generator(device_).get_state()) : at::Tensor();
+      device_.is_cuda() ? comm_.all_gather(default_generator(device_).get_state()) : at::Tensor();
   return checkpoint::make_checkpoint(config_, train_set_.size(), comm_.size(), progress_, model_,
                                      *optimizer_, rng_states, cuda_rng_states);
 }
@@ -456,10 +446,11 @@ void Trainer::restore(const checkpoint::CheckpointContents& contents) {
   progress_ = run.progress;  // identical on every rank, partial epoch sums included
   if (replicas_) replicas_->broadcast_parameters();
   if (run.world_size == comm_.size()) {
-    cpu_generator().set_state(checkpoint::generator_state(run.rng_states, comm_.rank()));
+    default_generator(c10::kCPU).set_state(
+        checkpoint::generator_state(run.rng_states, comm_.rank()));
     if (device_.is_cuda() && run.cuda_rng_states.defined()) {
       try {
-        cuda_generator(device_).set_state(
+        default_generator(device_).set_state(
             checkpoint::generator_state(run.cuda_rng_states, comm_.rank()));
       } catch (const c10::Error& e) {
         throw CheckpointError("the checkpoint's CUDA RNG state of rank " +

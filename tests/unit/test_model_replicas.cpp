@@ -84,6 +84,13 @@ TEST_SUITE("ModelReplicas") {
     check_close(replica_gradients("linear", batch, 4), whole_batch_gradients("linear", batch));
   }
 
+  TEST_CASE("the first chunk is the batch divided by the replica count, rounded up") {
+    CHECK(ddp::ModelReplicas::chunk_size(10, 3) == 4);  // chunks of 4, 4 and 2
+    CHECK(ddp::ModelReplicas::chunk_size(64, 2) == 32);
+    CHECK(ddp::ModelReplicas::chunk_size(2, 4) == 1);  // two chunks of 1, two replicas idle
+    CHECK(ddp::ModelReplicas::chunk_size(256, 1) == 256);
+  }
+
   TEST_CASE("replicas start from the primary's parameters and follow it after a step") {
     torch::manual_seed(3);
     const auto primary = model::make_model("mlp");
