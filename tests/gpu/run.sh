@@ -6,7 +6,7 @@
 # benchmark, and a Markdown table; exits non-zero if any check failed.
 #
 #   tests/gpu/run.sh [--out DIR] [--deps-only | --configure-only | --build-only]
-#     --out DIR         copy the logs, metrics and summary there at the end (also GPU_CHECK_OUT)
+#     --out DIR         the reports and every log (one gpu-check.tar.gz) there (or GPU_CHECK_OUT)
 #     --deps-only       facts and dependencies only (unpacks deps/debs if needed, checks the
 #                       unpacked Open MPI with `mpirun -np 2 uname -n`); a CPU LibTorch is accepted
 #     --configure-only  ... and configure build-gpu/ (a CPU LibTorch is accepted: NCCL then AUTO)
@@ -70,8 +70,9 @@ for name in $(compgen -e); do
 done
 
 LOG_DIR=$BUILD_DIR/gpu-check
+# Everything in it is this run's: a report left by an earlier run must not reach --out as new.
+rm -rf "$LOG_DIR"
 mkdir -p "$LOG_DIR"
-rm -f "$LOG_DIR"/*.log "$LOG_DIR"/*.jsonl "$LOG_DIR"/summary.md
 ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 
 say() { printf '# %s\n' "$*"; }
@@ -99,11 +100,27 @@ within_deadline() {
   echo $((left < limit ? left : limit))
 }
 
+# copy_out: --out gets the two reports as they are (summary.md, graph_bench.md) and the whole of
+# LOG_DIR (logs, metrics, exported models, checkpoints) as one gpu-check.tar.gz: three files
+# however many runs there were, for remote machines whose output folder comes back with a limit
+# on the number of files. The archive is written under another name and renamed, so that a kill
+# during the copy leaves the previous one whole.
 copy_out() {
   [[ -n $OUT_DIR ]] || return 0
   mkdir -p "$OUT_DIR"
-  cp -r "$LOG_DIR"/. "$OUT_DIR"/ 2>/dev/null || true
-  echo "# logs copied to $OUT_DIR"
+  local report
+  for report in summary.md graph_bench.md; do
+    [[ ! -f $LOG_DIR/$report ]] || cp "$LOG_DIR/$report" "$OUT_DIR/$report"
+  done
+  if tar -C "$(dirname "$LOG_DIR")" -czf "$OUT_DIR/gpu-check.tar.gz.part" \
+       "$(basename "$LOG_DIR")" 2>/dev/null; then
+    mv "$OUT_DIR/gpu-check.tar.gz.part" "$OUT_DIR/gpu-check.tar.gz"
+    echo "# logs copied to $OUT_DIR/gpu-check.tar.gz ($(du -k "$OUT_DIR/gpu-check.tar.gz" |
+      cut -f1) KiB)"
+  else
+    rm -f "$OUT_DIR/gpu-check.tar.gz.part"
+    echo "# the logs could not be archived into $OUT_DIR; they are in $LOG_DIR"
+  fi
 }
 trap copy_out EXIT
 

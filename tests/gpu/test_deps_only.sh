@@ -6,7 +6,9 @@
 #     and how to bring the packages;
 #   - given Debian 12's packages (scripts/pack_debian_deps.sh, which downloads them): unpacks them
 #     into GPU_CHECK_DEPS_ROOT, finds each group there, and starts 2 processes with the unpacked
-#     Open MPI, as on a GPU machine without them.
+#     Open MPI, as on a GPU machine without them;
+#   - with --out: puts the logs there as one gpu-check.tar.gz (remote machines may bring back only
+#     a few files), this run's alone: a report and a log left by an earlier run are gone.
 # A GPU session has minutes of device time: this finds a broken dependency step before one does.
 # Exits 77 (skipped) where the packages cannot be downloaded; fails under CI.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
@@ -15,13 +17,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export TORCH_DIR GPU_CHECK_BUILD_DIR=$WORK/build-gpu GPU_CHECK_DEPS_ROOT=$WORK/root
 GROUPS_FOUND='(Open MPI headers|mpirun|Boost.Program_options|zlib headers|nlohmann-json|protobuf|doctest)'
 
-# deps_only NAME [VAR=VALUE...]: runs `run.sh --deps-only` with those settings into WORK/NAME.log;
-# sets STATUS.
+# deps_only NAME [VAR=VALUE...]: runs `run.sh --deps-only --out WORK/NAME-out` with those settings
+# into WORK/NAME.log; sets STATUS.
 deps_only() {
   local name=$1
   shift
   STATUS=0
-  env "$@" bash "$ROOT/tests/gpu/run.sh" --deps-only >"$WORK/$name.log" 2>&1 || STATUS=$?
+  env "$@" bash "$ROOT/tests/gpu/run.sh" --deps-only --out "$WORK/$name-out" >"$WORK/$name.log" \
+    2>&1 || STATUS=$?
 }
 # expect NAME WHAT PATTERN: WORK/NAME.log has a line matching the extended PATTERN.
 expect() {
@@ -30,13 +33,25 @@ expect() {
 # found_count NAME: how many dependency groups the log reports found.
 found_count() { grep -cE "^# $GROUPS_FOUND.* found " "$WORK/$1.log" || true; }
 
-mkdir -p "$WORK/no-debs"
+mkdir -p "$WORK/no-debs" "$GPU_CHECK_BUILD_DIR/gpu-check"
+# What an earlier run left: neither may come back as this run's.
+echo "stale" >"$GPU_CHECK_BUILD_DIR/gpu-check/graph_bench.md"
+echo "stale" >"$GPU_CHECK_BUILD_DIR/gpu-check/stale.log"
 deps_only system GPU_CHECK_DEBS="$WORK/no-debs"
 if ((STATUS == 0)); then pass "system: exit 0"; else fail "system: exit $STATUS, expected 0"; fi
 expect system "every group found on the system" "^# doctest +found"
 [[ $(found_count system) == 7 ]] || fail "system: $(found_count system) of 7 groups found"
 expect system "mpirun started 2 processes" "^# mpirun -np 2 uname -n: 2 "
 expect system "it stopped after the dependencies" "^# --deps-only: done"
+brought_back=$(cd "$WORK/system-out" && find . -type f | sort | tr '\n' ' ')
+[[ $brought_back == "./gpu-check.tar.gz " ]] ||
+  fail "system: --out holds '$brought_back', expected the one archive"
+archived=$(tar -tzf "$WORK/system-out/gpu-check.tar.gz" | sort | tr '\n' ' ')
+[[ $archived == *"gpu-check/machine.log "* && $archived == *"gpu-check/torch.log "* ]] ||
+  fail "system: the archive holds '$archived', without this run's machine.log and torch.log"
+[[ $archived != *stale* && $archived != *graph_bench.md* ]] ||
+  fail "system: the archive holds an earlier run's files: '$archived'"
+expect system "where the logs went" "^# logs copied to $WORK/system-out/gpu-check.tar.gz \([0-9]+ KiB\)$"
 
 deps_only empty GPU_CHECK_USE_DEBS=1 GPU_CHECK_DEBS="$WORK/no-debs"
 if ((STATUS == 2)); then pass "no debs: exit 2"; else fail "no debs: exit $STATUS, expected 2"; fi
