@@ -339,11 +339,11 @@ void NcclCommunicator::end_capture() {
   captured_events_.clear();
 }
 
-void NcclCommunicator::watch_caller_stream(std::string what) {
+void NcclCommunicator::watch_caller_stream(const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
   Event done = new_event();
   MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream_));
-  watchdog_->watch(done.release(), std::move(what));
+  watchdog_->watch(done.release(), what);
 }
 
 bool NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {

@@ -25,9 +25,11 @@ namespace mnist_ddp::distributed {
 // collective an event recorded on the caller's stream makes the NCCL stream wait for the work
 // that produced the tensor; when the collective is waited for (or tested done), the caller's
 // stream waits for the collective's event, so the work that reads the result comes after it. The
-// caller's stream is the one given at construction; the default, nullptr, is CUDA's legacy
-// default stream, which LibTorch uses unless a stream guard says otherwise. A caller that runs
-// its kernels on another stream must pass that stream.
+// caller's stream is the one given at construction, or later to set_caller_stream; the default,
+// nullptr, is CUDA's legacy default stream, which LibTorch uses unless a stream guard says
+// otherwise. A caller that runs its kernels on another stream must say so: a training whose steps
+// are captured runs on a side stream (TrainingStream, lib/train/graphed_step.hpp), and so do the
+// gradient hooks that start the bucket allreduces.
 
 // Note [One thread in NCCL at a time]. NCCL lets one thread at a time call into a communicator,
 // but two reach ours: the thread that trains (the main thread, or LibTorch's autograd thread
@@ -87,13 +89,13 @@ class NcclCommunicator final : public Communicator {
   void barrier() override;
 
   /// The stream the caller's work runs on from now on (Note [NCCL stream ordering]).
-  void set_caller_stream(cudaStream_t stream) { caller_stream_ = stream; }
+  void set_caller_stream(cudaStream_t stream) override { caller_stream_ = stream; }
   /// The caller's stream is being captured into a CUDA graph until end_capture (Note
   /// [Collectives in a captured step]).
-  void begin_capture();
-  void end_capture();
+  void begin_capture() override;
+  void end_capture() override;
   /// Has the watchdog watch an event recorded now on the caller's stream, named `what`.
-  void watch_caller_stream(std::string what);
+  void watch_caller_stream(const std::string& what) override;
 
  private:
   /// An allreduce in flight (what all_reduce_async returns); reaches the waits below.

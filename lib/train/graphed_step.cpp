@@ -1,4 +1,5 @@
-// lib/train/graphed_step.cpp — warm-up, capture and replay of one training step.
+// lib/train/graphed_step.cpp — the side stream of a training whose steps are captured; warm-up,
+// capture and replay of one training step.
 #include "train/graphed_step.hpp"
 
 #include <optional>
@@ -14,9 +15,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "common/error.hpp"
-#endif
-#if MNIST_DDP_CUDA_GRAPHS && MNIST_DDP_HAVE_NCCL
-#include "distributed/nccl_communicator.hpp"
 #endif
 
 namespace mnist_ddp::train {
@@ -37,96 +35,150 @@ namespace mnist_ddp::train {
 // - dropout's random numbers: LibTorch's CUDA generator advances its offset per replay.
 // The gradient buckets, parameters and optimizer state keep their memory from step to step, so
 // the capture's addresses stay right; the step's temporaries live in the graph's own memory
-// pool. The bucket allreduces are captured with the step (Note [Collectives in a captured step]
-// in nccl_communicator.hpp); collectives staged through host memory cannot be, so
-// plan_cuda_graph keeps MPI runs eager. A few eager warm-up steps come first, on the capture's
-// stream, so that lazily created state (optimizer state, cuBLAS handles, autograd's device
-// threads) exists before the capture. Steps of another shape (an epoch's last partial batch)
-// and evaluations run eagerly beside the graph. The capture uses CUDA's thread-local mode: the
-// NCCL watchdog's thread keeps querying the events of earlier collectives meanwhile.
+// pool. The bucket allreduces are captured with the step: the communicator is told where the
+// capture begins and ends, whatever wraps it (Note [Collectives in a captured step] in
+// nccl_communicator.hpp); collectives staged through host memory cannot be captured, so
+// plan_cuda_graph keeps MPI runs eager. Everything runs on one side stream (Note [One stream for
+// a captured training]). A few eager warm-up steps come first, so that lazily created state
+// (cuBLAS handles, autograd's device threads) exists before the capture. Steps of another shape
+// (an epoch's last partial batch) and evaluations run eagerly beside the graph. The capture uses
+// CUDA's thread-local mode: the NCCL watchdog's thread keeps querying the events of earlier
+// collectives meanwhile.
+
+// Note [One stream for a captured training]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A CUDA graph is captured on a stream other than the default one, and all the work of the
+// captured step must run on streams that join the capture. Autograd runs each backward function
+// on the stream its forward ran on, and a parameter's gradient accumulation (its AccumulateGrad
+// node) on the stream that was current when the node was made. GradientReducer makes those nodes
+// once, to hook them, and keeps them for the whole run. Made on the default stream, they would
+// make every captured backward wait on the legacy default stream, which cannot join a capture:
+// the capture would fail. (PyTorch asks for DistributedDataParallel to be built on the side
+// stream for the same reason.) So a training whose steps are captured runs on one side stream
+// from before the reducer is built to its end: eager steps, warm-up, capture, replays, the
+// epoch's partial last batch and the evaluations, and the communicator orders its collectives
+// after that same stream. With one stream there is no cross-stream order to get wrong; an event
+// orders the side stream after the work launched before it (parameters, data set), another the
+// work launched after the training after the side stream. Eager trainings stay on the default
+// stream.
 
 #if MNIST_DDP_CUDA_GRAPHS
 
 bool cuda_graphs_built() { return true; }
 
+namespace {
+
+/// `device`, or the current CUDA device for an unindexed one.
+c10::DeviceIndex device_index(c10::Device device) {
+  return device.has_index() ? device.index() : c10::cuda::current_device();
+}
+
+/// Orders `after`'s later work after `before`'s work so far, without waiting on the host.
+void order(const at::cuda::CUDAStream& before, const at::cuda::CUDAStream& after) {
+  at::cuda::CUDAEvent done;
+  done.record(before);
+  done.block(after);
+}
+
+}  // namespace
+
+struct TrainingStream::Switch {
+  Switch(c10::DeviceIndex device, distributed::Communicator& comm)
+      : comm(comm),
+        previous(at::cuda::getCurrentCUDAStream(device)),
+        side(at::cuda::getStreamFromPool(/*isHighPriority=*/false, device)) {
+    order(previous, side);
+    at::cuda::setCurrentCUDAStream(side);
+    comm.set_caller_stream(side.stream());
+  }
+
+  ~Switch() {
+    comm.set_caller_stream(previous.stream());
+    at::cuda::setCurrentCUDAStream(previous);
+    try {
+      order(side, previous);
+    } catch (...) {
+      // CUDA failed on the way out; the error that ends the run was reported before.
+      static_cast<void>(cudaGetLastError());
+    }
+  }
+
+  distributed::Communicator& comm;
+  at::cuda::CUDAStream previous;  // current before, and again after
+  at::cuda::CUDAStream side;
+};
+
+TrainingStream::TrainingStream(c10::Device device, distributed::Communicator& comm,
+                               bool captured_steps)
+    : switch_(captured_steps && device.is_cuda()
+                  ? std::make_unique<Switch>(device_index(device), comm)
+                  : nullptr) {}
+
 struct GraphedStep::Capture {
   Capture(c10::DeviceIndex device_index, distributed::Communicator& comm)
-      : device(device_index),
-        stream(at::cuda::getStreamFromPool(/*isHighPriority=*/false, device_index))
-#if MNIST_DDP_HAVE_NCCL
-        ,
-        nccl(dynamic_cast<distributed::NcclCommunicator*>(&comm))
-#endif
-  {
-    static_cast<void>(comm);
-  }
-
-  /// Runs `work` on the capture's stream, ordered after the caller's stream's work so far and
-  /// before its later work; collectives follow the stream.
-  template <typename Work>
-  void on_capture_stream(const Work& work) {
-    const c10::cuda::CUDAGuard device_guard(device);
-    const at::cuda::CUDAStream caller = at::cuda::getCurrentCUDAStream(device);
-    at::cuda::CUDAEvent ready;
-    ready.record(caller);
-    ready.block(stream);
-    {
-      const at::cuda::CUDAStreamGuard guard(stream);
-      set_collective_stream(stream.stream());
-      try {
-        work();
-      } catch (...) {
-        set_collective_stream(caller.stream());
-        throw;
-      }
-      set_collective_stream(caller.stream());
+      : device(device_index), comm(comm) {
+    if (at::cuda::getCurrentCUDAStream(device) == at::cuda::getDefaultCUDAStream(device)) {
+      throw Error(ExitCode::kFailure,
+                  "GraphedStep on cuda:" + std::to_string(device) +
+                      ": a CUDA graph cannot be captured on the default stream; run the "
+                      "training on a TrainingStream");
     }
-    at::cuda::CUDAEvent done;
-    done.record(stream);
-    done.block(caller);
-  }
-
-  void set_collective_stream(cudaStream_t s) {
-#if MNIST_DDP_HAVE_NCCL
-    if (nccl != nullptr) nccl->set_caller_stream(s);
-#endif
-    static_cast<void>(s);
   }
 
   void capture(const std::function<void()>& body) {
-    // What the warm-up launched finishes first: a capture may not overlap work it depends on.
     const c10::cuda::CUDAGuard device_guard(device);
+    const at::cuda::CUDAStream stream = at::cuda::getCurrentCUDAStream(device);
+    // What the warm-up launched finishes first: a capture may not overlap work it depends on.
     c10::cuda::device_synchronize();
+    comm.begin_capture();
     try {
-      on_capture_stream([&] {
-#if MNIST_DDP_HAVE_NCCL
-        if (nccl != nullptr) nccl->begin_capture();
-#endif
-        graph.emplace();
-        graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-        try {
-          body();
-        } catch (...) {
-          end_collective_capture();
-          throw;
-        }
-        nodes = captured_nodes();
-        graph->capture_end();
-        end_collective_capture();
-      });
+      graph.emplace();
+      graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+      try {
+        body();
+        nodes = captured_nodes(stream);
+      } catch (...) {
+        abandon(stream);
+        throw;
+      }
+      graph->capture_end();
     } catch (const Error&) {
+      graph.reset();
+      comm.end_capture();
       throw;  // the program's own errors keep their exit codes (a collective's is 5)
     } catch (const std::exception& e) {
+      graph.reset();
+      comm.end_capture();
       // Most likely an operation that CUDA graphs cannot hold (one that waits for the device).
       throw Error(ExitCode::kFailure,
                   "capturing the training step as a CUDA graph failed (--cuda-graph off trains "
                   "without one): " +
                       std::string(e.what()));
     }
+    comm.end_capture();
+  }
+
+  /// Ends a capture that the body left midway, so that the error path finds the stream, the
+  /// allocator and this thread usable: a stream left capturing fails every later CUDA call made
+  /// on it, and those errors would hide the one that matters.
+  void abandon(const at::cuda::CUDAStream& stream) noexcept {
+    try {
+      graph->capture_end();  // ends the capture, the allocator's included; throws on a broken one
+    } catch (...) {
+    }
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream.stream(), &status) == cudaSuccess &&
+        status != cudaStreamCaptureStatusNone) {
+      cudaGraph_t partial = nullptr;
+      if (cudaStreamEndCapture(stream.stream(), &partial) == cudaSuccess && partial != nullptr) {
+        cudaGraphDestroy(partial);
+      }
+    }
+    static_cast<void>(cudaGetLastError());
   }
 
   /// The nodes of the graph being captured on `stream` so far; 0 where CUDA cannot tell.
-  std::int64_t captured_nodes() const {
+  static std::int64_t captured_nodes(const at::cuda::CUDAStream& stream) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     unsigned long long id = 0;
     cudaGraph_t captured = nullptr;
@@ -139,42 +191,32 @@ struct GraphedStep::Capture {
     return static_cast<std::int64_t>(count);
   }
 
-  void end_collective_capture() {
-#if MNIST_DDP_HAVE_NCCL
-    if (nccl != nullptr) nccl->end_capture();
-#endif
-  }
-
   void replay() {
     const c10::cuda::CUDAGuard device_guard(device);
     graph->replay();
-#if MNIST_DDP_HAVE_NCCL
     // Note [Collectives in a captured step]: the watchdog watches the replay's end.
-    if (nccl != nullptr) nccl->watch_caller_stream("replay of the captured training step");
-#endif
+    comm.watch_caller_stream("replay of the captured training step");
   }
 
   c10::DeviceIndex device;
-  at::cuda::CUDAStream stream;
+  distributed::Communicator& comm;
   std::optional<at::cuda::CUDAGraph> graph;
   std::int64_t nodes = 0;  // of the graph, counted at the end of its capture
-#if MNIST_DDP_HAVE_NCCL
-  distributed::NcclCommunicator* nccl = nullptr;
-#endif
 };
 
 GraphedStep::GraphedStep(std::function<void()> body, c10::Device device,
                          distributed::Communicator& comm, int warmup_steps)
     : body_(std::move(body)),
       warmups_left_(warmup_steps),
-      capture_(device.is_cuda() ? std::make_unique<Capture>(device.index(), comm) : nullptr) {}
+      capture_(device.is_cuda() ? std::make_unique<Capture>(device_index(device), comm) : nullptr) {
+}
 
 void GraphedStep::run() {
   if (!capture_) {
     body_();
   } else if (warmups_left_ > 0) {
     --warmups_left_;
-    capture_->on_capture_stream(body_);
+    body_();
   } else {
     if (!capture_->graph) capture_->capture(body_);
     capture_->replay();
@@ -185,9 +227,13 @@ bool GraphedStep::replaying() const { return capture_ && capture_->graph.has_val
 
 std::int64_t GraphedStep::nodes() const { return capture_ ? capture_->nodes : 0; }
 
-#else  // LibTorch without CUDA graphs: nothing to capture
+#else  // LibTorch without CUDA graphs: nothing to capture, nothing to switch
 
 bool cuda_graphs_built() { return false; }
+
+struct TrainingStream::Switch {};
+
+TrainingStream::TrainingStream(c10::Device, distributed::Communicator&, bool) {}
 
 struct GraphedStep::Capture {};
 
@@ -202,6 +248,8 @@ bool GraphedStep::replaying() const { return false; }
 std::int64_t GraphedStep::nodes() const { return 0; }
 
 #endif
+
+TrainingStream::~TrainingStream() = default;
 
 GraphedStep::~GraphedStep() = default;
 

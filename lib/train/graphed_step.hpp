@@ -1,5 +1,6 @@
-// lib/train/graphed_step.hpp — provides: GraphedStep, which runs a training step's device work
-// eagerly for a few warm-up steps, then captures it as one CUDA graph and replays that.
+// lib/train/graphed_step.hpp — provides: TrainingStream, the side stream a training whose steps are
+// captured runs on, and GraphedStep, which runs a training step's device work eagerly for a few
+// warm-up steps, then captures it as one CUDA graph and replays that.
 #pragma once
 
 #include <cstdint>
@@ -16,14 +17,34 @@ namespace mnist_ddp::train {
 /// configured with MNIST_DDP_CUDA_GRAPHS=OFF. Where it cannot, GraphedStep runs every step eagerly.
 bool cuda_graphs_built();
 
+/// Note [One stream for a captured training] in graphed_step.cpp. While it lives, with
+/// `captured_steps` on a CUDA `device` in a build that captures, this thread's work on `device`
+/// runs on a side stream, ordered after the work launched before, and `comm` orders its
+/// collectives after that stream; at its end the previous stream waits for the side stream's work
+/// and becomes current again. Elsewhere it does nothing. Construct it before anything that
+/// registers gradient hooks (GradientReducer) or makes a tensor the steps use.
+class TrainingStream {
+ public:
+  TrainingStream(c10::Device device, distributed::Communicator& comm, bool captured_steps);
+  ~TrainingStream();
+  TrainingStream(const TrainingStream&) = delete;
+  TrainingStream& operator=(const TrainingStream&) = delete;
+
+ private:
+  struct Switch;  // the streams, where CUDA graphs are built in
+
+  std::unique_ptr<Switch> switch_;  // null: nothing was switched
+};
+
 /// Note [The step as one CUDA graph] in graphed_step.cpp.
 class GraphedStep {
  public:
   /// `body`: the device work of one step, reading whatever changes from step to step from
   /// tensors (the batch's position, the learning rate, the stop request), never from host
   /// values. On CUDA, in a build whose LibTorch has CUDA, the first `warmup_steps` runs are
-  /// eager, the next one captures `body` (its NCCL collectives on `comm` too) and every run
-  /// replays the capture; elsewhere every run calls `body`.
+  /// eager, the next one captures `body` (its collectives on `comm` too) and every run replays
+  /// the capture; elsewhere every run calls `body`. Runs on the thread's current stream, which
+  /// on CUDA must be a TrainingStream's (a capture cannot be made on the default stream).
   GraphedStep(std::function<void()> body, c10::Device device, distributed::Communicator& comm,
               int warmup_steps);
   ~GraphedStep();
@@ -41,7 +62,7 @@ class GraphedStep {
   std::int64_t nodes() const;
 
  private:
-  struct Capture;  // the graph and its stream, where CUDA graphs are built in
+  struct Capture;  // the graph, where CUDA graphs are built in
 
   std::function<void()> body_;
   int warmups_left_;

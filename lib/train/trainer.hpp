@@ -59,8 +59,9 @@ struct TrainerHooks {
 /// data sets must already be on `plan.device`; under --mode dp the trainer adds a replica on each
 /// other device of `plan.replicas` (Note [DataParallel replicas]). With `graphs.capture`, every
 /// full-batch step runs as GraphedStep's body (Note [The step as one CUDA graph]): on CUDA a
-/// replayed graph, on the CPU the same device work run eagerly, with the same results as the
-/// eager step. The constructor pays the libraries' first-use costs on a scratch network, so that
+/// replayed graph, with all of the training on one side stream (Note [One stream for a captured
+/// training]), on the CPU the same device work run eagerly, with the same results as the eager
+/// step. The constructor pays the libraries' first-use costs on a scratch network, so that
 /// the training clock does not count them (Note [One-time costs before the clock]).
 class Trainer {
  public:
@@ -149,6 +150,9 @@ class Trainer {
   model::Classifier& model_;
   const data::Dataset& train_set_;
   const data::Dataset& test_set_;
+  // Before everything that makes tensors or gradient hooks for the steps (Note [One stream for a
+  // captured training]).
+  TrainingStream stream_;
   data::BatchMaker train_batches_;
   data::BatchMaker test_batches_;
   data::DistributedSampler sampler_;

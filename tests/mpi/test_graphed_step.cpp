@@ -13,7 +13,9 @@
 
 #include "data/batch_maker.hpp"
 #include "data/shard_cursor.hpp"
+#include "distributed/make_communicator.hpp"
 #include "distributed/mpi_communicator.hpp"
+#include "distributed/staging_communicator.hpp"
 #include "model/classifier.hpp"
 #include "model/dropout.hpp"
 #include "support/mpi_test_world.hpp"
@@ -222,6 +224,7 @@ TEST_CASE("a replayed step draws fresh dropout masks on every replay") {
     return;
   }
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
   const at::Tensor ones = at::ones({4096}, at::TensorOptions().device(at::kCUDA));
   const at::Tensor mask = at::zeros_like(ones);
   GraphedStep step([&] { mask.copy_(model::inverted_dropout(ones, 0.5, /*training=*/true)); },
@@ -250,6 +253,7 @@ TEST_CASE("a replayed step gathers each replay's batch as the CPU makes it, bit 
     return;
   }
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
   constexpr std::int64_t kBatch = 8;
   const data::Dataset cpu_set = testing::synthetic_dataset(100, /*seed=*/31);
   const data::Dataset cuda_set{cpu_set.images.cuda(), cpu_set.labels.cuda()};
@@ -290,6 +294,7 @@ TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's r
     return;
   }
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
   for (const char* name : {"sgd", "adam"}) {
     CAPTURE(name);
@@ -332,6 +337,59 @@ TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's r
       CHECK(ours[i].is_contiguous(reference[i].suggest_memory_format()));
     }
   }
+}
+
+TEST_CASE("a replayed trainer step holds its bucket allreduces when it communicates alone") {
+  // The program hands the trainer its NCCL transport wrapped in a StagingCommunicator, and the
+  // capture must still reach NCCL (Note [Collectives in a captured step]); the trainer's gradient
+  // hooks must be made on its side stream (Note [One stream for a captured training]). With
+  // --communicate-alone each bucket's allreduce is in the captured step, so its graph has more
+  // nodes than the same step's without; over one rank the training is the same.
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device here; skipped");
+    return;
+  }
+  if (!distributed::nccl_built_in()) {
+    MESSAGE("no NCCL backend in this build; skipped");
+    return;
+  }
+  const distributed::World& world = testing::test_world();
+  const int gpu = world.local_rank() % static_cast<int>(at::getNumGPUs());
+  const c10::Device device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpu));
+  const auto on_device = [&](const data::Dataset& set) {
+    return data::Dataset{set.images.to(device), set.labels.to(device)};
+  };
+  const data::Dataset train_set = on_device(testing::synthetic_dataset(kTrainSize, /*seed=*/21));
+  const data::Dataset test_set = on_device(testing::synthetic_dataset(40, /*seed=*/22));
+  const auto train_on_nccl = [&](bool alone, std::int64_t& nodes) {
+    distributed::StagingCommunicator comm(
+        distributed::make_nccl_communicator(world, /*timeout_seconds=*/60, gpu), device);
+    config::TrainConfig config = adam_onecycle_config();
+    config.communicate_alone = alone;
+    torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+    const auto model = model::make_model(config.model);
+    model->to(device);
+    distributed::DevicePlan plan;
+    plan.device = device;
+    plan.backend = "nccl";
+    GraphPlan graphs;
+    graphs.capture = true;
+    Trainer trainer(config, plan, comm, *model, train_set, test_set, graphs);
+    nodes = trainer.run({}).graph_nodes;
+    std::vector<at::Tensor> flat;
+    for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
+    return at::cat(flat).cpu();
+  };
+  std::int64_t plain_nodes = 0;
+  std::int64_t alone_nodes = 0;
+  const at::Tensor plain = train_on_nccl(/*alone=*/false, plain_nodes);
+  const at::Tensor alone = train_on_nccl(/*alone=*/true, alone_nodes);
+  CAPTURE(plain_nodes);
+  CAPTURE(alone_nodes);
+  CHECK(plain_nodes > 0);
+  CHECK(alone_nodes > plain_nodes);
+  const double scale = plain.abs().max().item<double>();
+  CHECK((alone - plain).abs().max().item<double>() <= 1e-5 * scale);
 }
 
 }  // namespace
