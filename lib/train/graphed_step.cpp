@@ -142,20 +142,28 @@ struct GraphedStep::Capture {
         throw;
       }
       graph->capture_end();
+    } catch (...) {
+      graph.reset();
+      comm.end_capture();
+      rethrow_capture_failure();
+    }
+    comm.end_capture();
+  }
+
+  /// Rethrows the exception being handled: the program's own errors as they are (they keep their
+  /// exit codes, a collective's 5), any other as the capture's failure.
+  [[noreturn]] static void rethrow_capture_failure() {
+    try {
+      throw;
     } catch (const Error&) {
-      graph.reset();
-      comm.end_capture();
-      throw;  // the program's own errors keep their exit codes (a collective's is 5)
+      throw;
     } catch (const std::exception& e) {
-      graph.reset();
-      comm.end_capture();
       // Most likely an operation that CUDA graphs cannot hold (one that waits for the device).
       throw Error(ExitCode::kFailure,
                   "capturing the training step as a CUDA graph failed (--cuda-graph off trains "
                   "without one): " +
                       std::string(e.what()));
     }
-    comm.end_capture();
   }
 
   /// Ends a capture that the body left midway, so that the error path finds the stream, the
@@ -163,7 +171,9 @@ struct GraphedStep::Capture {
   /// on it, and those errors would hide the one that matters.
   void abandon(const at::cuda::CUDAStream& stream) noexcept {
     try {
-      graph->capture_end();  // ends the capture, the allocator's included; throws on a broken one
+      // Ends the stream's capture and, where LibTorch gets that far before throwing on a broken
+      // one, the allocator's; whatever it leaves is the ending run's.
+      graph->capture_end();
     } catch (...) {
     }
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;

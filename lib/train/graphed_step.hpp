@@ -22,7 +22,8 @@ bool cuda_graphs_built();
 /// runs on a side stream, ordered after the work launched before, and `comm` orders its
 /// collectives after that stream; at its end the previous stream waits for the side stream's work
 /// and becomes current again. Elsewhere it does nothing. Construct it before anything that
-/// registers gradient hooks (GradientReducer) or makes a tensor the steps use.
+/// registers gradient hooks (GradientReducer) or makes a tensor the steps use; like a stream
+/// guard, of two the one made last must end first.
 class TrainingStream {
  public:
   TrainingStream(c10::Device device, distributed::Communicator& comm, bool captured_steps);
