@@ -115,8 +115,7 @@ TrainingStream::TrainingStream(c10::Device device, distributed::Communicator& co
                   : nullptr) {}
 
 struct GraphedStep::Capture {
-  Capture(c10::DeviceIndex device_index, distributed::Communicator& comm)
-      : device(device_index), comm(comm) {
+  Capture(c10::DeviceIndex index, distributed::Communicator& comm) : device(index), comm(comm) {
     if (at::cuda::getCurrentCUDAStream(device) == at::cuda::getDefaultCUDAStream(device)) {
       throw Error(ExitCode::kFailure,
                   "GraphedStep on cuda:" + std::to_string(device) +
