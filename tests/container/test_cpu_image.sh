@@ -77,9 +77,19 @@ grep '^build_image:' "$WORK/build.log" | sed 's/^/-- /'
 # --- run, as the image's user ------------------------------------------------------------------
 ctr=$(buildah from --quiet "$TAG")
 # in_image ARGS...: ARGS in the container, as the image's user; output to $WORK/out; sets STATUS.
+# A start that the container runtime itself fails ("sealing memfd copy: Device or resource busy",
+# seen once on a busy 2-core VM, before the command ran) is tried once more; the command's own
+# failures are not.
 in_image() {
-  STATUS=0
-  timeout 300 buildah run --isolation chroot "$ctr" -- "$@" >"$WORK/out" 2>&1 || STATUS=$?
+  local attempt
+  for attempt in 1 2; do
+    STATUS=0
+    timeout 300 buildah run --isolation chroot "$ctr" -- "$@" >"$WORK/out" 2>&1 || STATUS=$?
+    if ((STATUS == 0 || attempt == 2)) || ! grep -q 'sealing memfd copy' "$WORK/out"; then
+      return 0
+    fi
+    echo "-- the container runtime could not start '$*'; once more"
+  done
 }
 
 in_image id -un
