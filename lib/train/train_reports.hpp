@@ -22,7 +22,8 @@ struct PhaseTimes {
   double data = 0;       // gathering and normalizing batches
   double forward = 0;    // forward pass and loss; under --cuda-graph a graphed step, whole
   double backward = 0;   // backward pass, with the bucket allreduces it starts
-  double comm_wait = 0;  // waiting for the gradient allreduces to finish
+  double comm_wait = 0;  // waiting for the gradient allreduces to finish (on a GPU, for the
+                         // device: Note [The device's time in the phases])
   double optimizer = 0;  // optimizer step
   double total() const { return data + forward + backward + comm_wait + optimizer; }
   PhaseTimes& operator+=(const PhaseTimes& other) {

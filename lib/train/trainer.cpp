@@ -22,7 +22,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // On a GPU, reading the stop flag makes the host wait for the step's kernels, so it is read only
-// every this many steps (a few milliseconds of MNIST work); on the CPU, after every step.
+// every this many steps (a few milliseconds of MNIST work), and before the host reads the device
+// anyway (Note [The device's time in the phases]); on the CPU, after every step.
 constexpr std::int64_t kCudaStopCheckSteps = 100;
 
 // Eager steps before a step is captured (Note [The step as one CUDA graph]).
@@ -189,8 +190,23 @@ void Trainer::count_loss() {
   window_tally_.count_loss();
 }
 
-bool Trainer::stop_agreed_after_step() {
-  if (device_.is_cuda() && progress_.step % kCudaStopCheckSteps != 0) return false;
+// Note [The device's time in the phases]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// On a GPU the host queues a step's kernels (a graphed step's, with one replay call) and goes on
+// to the next step; it waits for the device only where it reads a value back. The phases (data,
+// forward, ...) time the host, so the device's time would be missing from them, and the rates
+// made from them, a log window's images/s and each rank's in the summary, would count launches
+// rather than steps: with --cuda-graph, about ten times the real rate. So reading the stop flag,
+// which waits for every step queued before it, is timed as the step's comm_wait (the flag
+// arrives with the step's allreduce), and on a GPU the flag is read, besides every
+// kCudaStopCheckSteps steps, after each step that the host follows with a read of the device:
+// a log window's sums, an evaluation, a checkpoint, the end of the epoch or of the run. Those
+// reads then find the device done, and every second the device trained is in some step's
+// phases. On the CPU each kernel has run when its call returns, and the read costs nothing.
+bool Trainer::stop_agreed_after_step(bool device_read_follows) {
+  if (device_.is_cuda() && progress_.step % kCudaStopCheckSteps != 0 && !device_read_follows) {
+    return false;
+  }
   return reducer_.any_rank_stopping();
 }
 
@@ -321,9 +337,19 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   if (hooks.on_first_step && first_step_pending_) hooks.on_first_step();
   first_step_pending_ = false;
 
+  // Whether this step's number is a multiple of `interval` (an option; 0 turns it off).
+  const auto every = [this](std::int64_t interval) {
+    return interval > 0 && progress_.step % interval == 0;
+  };
   while (first < shard.size(0) && progress_.step < step_limit) {
-    const StepResult step = train_step(shard, first, hooks);
-    const bool stop = stop_agreed_after_step();
+    StepResult step = train_step(shard, first, hooks);
+    const bool last_step = first >= shard.size(0);
+    const bool ends_run = progress_.step >= step_limit;
+    const Clock::time_point check_start = Clock::now();  // Note [The device's time in the phases]
+    const bool stop =
+        stop_agreed_after_step(last_step || ends_run || every(config_.log_every) ||
+                               every(config_.checkpoint_every) || every(config_.eval_every));
+    step.phases.comm_wait += seconds_since(check_start);
     epoch_tally_.add_step(step.images, step.phases);
     window_tally_.add_step(step.images, step.phases);
     phases += step.phases;
@@ -332,14 +358,11 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
       stopped = true;
       break;
     }
-    const bool last_step = first >= shard.size(0);
-    if (config_.checkpoint_every > 0 && progress_.step % config_.checkpoint_every == 0 &&
-        !last_step) {
+    if (every(config_.checkpoint_every) && !last_step) {
       checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
     }
     // The epoch's end, or the step limit, evaluates anyway (Trainer::run).
-    if (config_.eval_every > 0 && progress_.step % config_.eval_every == 0 && !last_step &&
-        progress_.step < step_limit) {
+    if (every(config_.eval_every) && !last_step && !ends_run) {
       const Clock::time_point evaluation_start = Clock::now();
       evaluate_and_report(hooks, train_seconds_ + seconds_since(start) - evaluation_seconds);
       evaluation_seconds += seconds_since(evaluation_start);

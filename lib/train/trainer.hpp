@@ -136,8 +136,9 @@ class Trainer {
   /// --target-accuracy (the same decision on every rank: the result is reduced).
   EvalReport evaluate_and_report(const TrainerHooks& hooks, double train_seconds);
   /// Collective: whether the ranks agreed to stop after the step just taken (Note [Stop
-  /// agreement]); on a GPU only every kCudaStopCheckSteps steps.
-  bool stop_agreed_after_step();
+  /// agreement]); on a GPU only every kCudaStopCheckSteps steps and where the host reads the
+  /// device next (`device_read_follows`: Note [The device's time in the phases]).
+  bool stop_agreed_after_step(bool device_read_follows);
   /// Adds one micro-batch's loss (detached) to the epoch's and the window's sums on the device.
   void sum_loss(const at::Tensor& loss);
   /// Counts that loss in both tallies: sum_loss's host half, which a replayed step does not

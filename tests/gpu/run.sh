@@ -446,8 +446,8 @@ ddp=(--device cuda --batch-size "$PER_RANK_BATCH" "${COMMON[@]}")
 check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph off \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn.jsonl"
-check ddp_nccl_cnn_graph "$NGPU/$NGPU" "$FLOOR_CNN" 0 graph_on -- "${GRAPHED[@]}" -np "$NGPU" \
-  "$BIN" --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph on \
+check ddp_nccl_cnn_graph "$NGPU/$NGPU" "$FLOOR_CNN" 0 graph_on_device_rates -- "${GRAPHED[@]}" \
+  -np "$NGPU" "$BIN" --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph on \
   --metrics-file "$LOG_DIR/ddp_nccl_cnn_graph.jsonl"
 check ddp_nccl_linear "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
   --backend nccl --model linear "${ddp[@]}" --cuda-graph off \
