@@ -45,6 +45,11 @@ at::ScalarType wire_dtype(const std::string& name) {
   return at::kFloat;
 }
 
+/// Whether step `step` is one of every `interval` steps (an option's; 0 turns it off).
+bool every(std::int64_t step, std::int64_t interval) {
+  return interval > 0 && step % interval == 0;
+}
+
 /// Optimizer steps that train `samples` images of one rank.
 std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64_t grad_accum) {
   const std::int64_t batches = (samples + batch_size - 1) / batch_size;
@@ -196,7 +201,7 @@ void Trainer::count_loss() {
 // to the next step; it waits for the device only where it reads a value back. The phases (data,
 // forward, ...) time the host, so the device's time would be missing from them, and the rates
 // made from them, a log window's images/s and each rank's in the summary, would count launches
-// rather than steps: with --cuda-graph, about ten times the real rate. So reading the stop flag,
+// rather than steps: with --cuda-graph, one call queues a whole step. So reading the stop flag,
 // which waits for every step queued before it, is timed as the step's comm_wait (the flag
 // arrives with the step's allreduce), and on a GPU the flag is read, besides every
 // kCudaStopCheckSteps steps, after each step that the host follows with a read of the device:
@@ -317,8 +322,7 @@ void Trainer::report_step(const StepResult& step, std::int64_t samples_left,
   report.images = step.images * comm_.size();
   report.seconds = step.phases.total();
   report.lr = step.lr;
-  if (config_.log_every > 0 && progress_.step % config_.log_every == 0)
-    report.window = reduce_window();
+  if (every(progress_.step, config_.log_every)) report.window = reduce_window();
   hooks.on_step(report);
 }
 
@@ -337,18 +341,15 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   if (hooks.on_first_step && first_step_pending_) hooks.on_first_step();
   first_step_pending_ = false;
 
-  // Whether this step's number is a multiple of `interval` (an option; 0 turns it off).
-  const auto every = [this](std::int64_t interval) {
-    return interval > 0 && progress_.step % interval == 0;
-  };
   while (first < shard.size(0) && progress_.step < step_limit) {
     StepResult step = train_step(shard, first, hooks);
     const bool last_step = first >= shard.size(0);
     const bool ends_run = progress_.step >= step_limit;
     const Clock::time_point check_start = Clock::now();  // Note [The device's time in the phases]
     const bool stop =
-        stop_agreed_after_step(last_step || ends_run || every(config_.log_every) ||
-                               every(config_.checkpoint_every) || every(config_.eval_every));
+        stop_agreed_after_step(last_step || ends_run || every(progress_.step, config_.log_every) ||
+                               every(progress_.step, config_.checkpoint_every) ||
+                               every(progress_.step, config_.eval_every));
     step.phases.comm_wait += seconds_since(check_start);
     epoch_tally_.add_step(step.images, step.phases);
     window_tally_.add_step(step.images, step.phases);
@@ -358,11 +359,11 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
       stopped = true;
       break;
     }
-    if (every(config_.checkpoint_every) && !last_step) {
+    if (every(progress_.step, config_.checkpoint_every) && !last_step) {
       checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
     }
     // The epoch's end, or the step limit, evaluates anyway (Trainer::run).
-    if (every(config_.eval_every) && !last_step && !ends_run) {
+    if (every(progress_.step, config_.eval_every) && !last_step && !ends_run) {
       const Clock::time_point evaluation_start = Clock::now();
       evaluate_and_report(hooks, train_seconds_ + seconds_since(start) - evaluation_seconds);
       evaluation_seconds += seconds_since(evaluation_start);

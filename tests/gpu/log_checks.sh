@@ -89,7 +89,7 @@ graph_on() {
 }
 # And its log windows' images/s count the device's time (Note [The device's time in the phases]):
 # the median window claims at most twice its epoch's images/s. Counting only the host's time,
-# which queues a replay in tens of microseconds, the cnn's windows claimed several times more.
+# which queues a whole replayed step with one call, the windows would claim the launch rate.
 graph_on_device_rates() {
   graph_on "$1" || return 1
   py - "${1%.log}.jsonl" <<'EOF'
