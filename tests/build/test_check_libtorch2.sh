@@ -3,15 +3,17 @@
 # headers with CUDA, CUDA graphs and NCCL on (scripts/check_libtorch2.py), and the check fails,
 # naming the file and the reason, on planted copies of sources that the 1.13 build accepts: code
 # that only 2.x rejects, an error in the CUDA graph code, a deprecated LibTorch call, and a header
-# that only the system's LibTorch 1.13 has. Exits 77 (skipped) where the headers cannot be
-# fetched; fails under CI.
+# that only the system's LibTorch 1.13 has. The check runs as CI runs it, with each target's
+# sources compiled as one unit (--unity): a failing unit is split until every error is named by
+# its source, and two sources that clash only when compiled together (the same internal name)
+# pass. Exits 77 (skipped) where the headers cannot be fetched; fails under CI.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_libtorch2.py
 BUILD=${MNIST_DDP_BUILD_DIR:?the build folder}
 
 status=0
-python3 "$CHECK" --build-dir "$BUILD" >"$WORK/out" 2>&1 || status=$?
+python3 "$CHECK" --build-dir "$BUILD" --unity >"$WORK/out" 2>&1 || status=$?
 cat "$WORK/out"
 if ((status == 77)); then
   echo "skipped: the LibTorch 2.x headers are not available here"
@@ -39,7 +41,7 @@ static const bool kPlanted = planted_autocast_on();'
 plant foreign lib/data/idx_file.cpp '#include <c10/util/variant.h>'
 
 status=0
-python3 "$CHECK" --build-dir "$BUILD" --jobs 2 \
+python3 "$CHECK" --build-dir "$BUILD" --unity --jobs 2 \
   --files '/(log|graphed_step|dropout|idx_file|batch_maker)\.cpp$' \
   --replace "$ROOT/lib/common/log.cpp=$WORK/only_1_13/log.cpp" \
   --replace "$ROOT/lib/train/graphed_step.cpp=$WORK/graphs/graphed_step.cpp" \
@@ -61,5 +63,23 @@ expect "a 1.13-only header is named" 'FAIL lib/data/idx_file\.cpp'
 expect "the 1.13 header's path is given" 'outside the 2\.x ones: /usr/include/c10/util/variant\.h'
 expect "the untouched source passes, counted" '4 of 5 sources do not compile'
 if ((FAILURES > 0)); then cat "$WORK/planted" >&2; fi
+
+# Two sources of one target that each compile, but define the same internal name: their unit
+# fails, the halves pass.
+clash='namespace { [[maybe_unused]] int planted_clash() { return 0; } }'
+plant clash_a lib/common/log.cpp "$clash"
+plant clash_b lib/common/atomic_file.cpp "$clash"
+status=0
+python3 "$CHECK" --build-dir "$BUILD" --unity --jobs 2 --files '/(log|atomic_file)\.cpp$' \
+  --replace "$ROOT/lib/common/log.cpp=$WORK/clash_a/log.cpp" \
+  --replace "$ROOT/lib/common/atomic_file.cpp=$WORK/clash_b/atomic_file.cpp" >"$WORK/clash" 2>&1 ||
+  status=$?
+if ((status == 0)) && grep -q "2 sources in one unit fail (.*planted_clash" "$WORK/clash" &&
+  grep -q "2 of 2 sources compile" "$WORK/clash"; then
+  pass "a clash between two sources in one unit: the unit is split, both pass"
+else
+  fail "a clash between two sources in one unit: exit $status"
+  cat "$WORK/clash" >&2
+fi
 
 finish check_libtorch2

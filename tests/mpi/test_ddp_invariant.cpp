@@ -7,6 +7,7 @@
 
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/flat_parameters.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
@@ -17,14 +18,7 @@ namespace {
 constexpr int kBatch = 8;
 constexpr int kSteps = 5;
 // Divisible by N * kBatch for N = 2, 3, 4, so no rank needs padding.
-constexpr std::int64_t kTrainSize = 960;
-
-/// All parameters of `model` as one flat vector.
-at::Tensor flat_parameters(model::Classifier& model) {
-  std::vector<at::Tensor> flat;
-  for (const at::Tensor& p : model.parameters()) flat.push_back(p.detach().reshape({-1}));
-  return at::cat(flat);
-}
+constexpr std::int64_t kUnpaddedTrainSize = 960;
 
 /// Trains a fresh model for kSteps steps of `batch` images per rank over `comm`.
 at::Tensor train_parameters(const config::TrainConfig& base, distributed::Communicator& comm,
@@ -37,21 +31,21 @@ at::Tensor train_parameters(const config::TrainConfig& base, distributed::Commun
   Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
   const TrainSummary summary = trainer.run(TrainerHooks{});
   CHECK(summary.steps == kSteps);
-  return flat_parameters(*model);
+  return testing::flat_parameters(*model);
 }
 
 void check_invariant(const config::TrainConfig& config) {
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator everyone(world.comm());
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
-  const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/11);
+  const data::Dataset train_set = testing::synthetic_dataset(kUnpaddedTrainSize, /*seed=*/11);
   const data::Dataset test_set = testing::synthetic_dataset(64, /*seed=*/12);
 
   const at::Tensor distributed = train_parameters(config, everyone, kBatch, train_set, test_set);
   const at::Tensor single =
       train_parameters(config, alone, kBatch * world.size(), train_set, test_set);
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
-  const at::Tensor initial = flat_parameters(*model::make_model(config.model));
+  const at::Tensor initial = testing::flat_parameters(*model::make_model(config.model));
 
   const double difference = (distributed - single).abs().max().item<double>();
   const double moved = (single - initial).abs().max().item<double>();
@@ -85,12 +79,12 @@ TEST_CASE("N ranks with batch B match one rank with batch N*B: mlp, SGD with mom
 TEST_CASE("parameters are broadcast from rank 0 even when ranks initialise differently") {
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator everyone(world.comm());
-  const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/11);
+  const data::Dataset train_set = testing::synthetic_dataset(kUnpaddedTrainSize, /*seed=*/11);
   config::TrainConfig config = invariant_config();
   torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
   const auto model = model::make_model(config.model);
   Trainer trainer(config, distributed::DevicePlan{}, everyone, *model, train_set, train_set);
-  at::Tensor mine = flat_parameters(*model);
+  at::Tensor mine = testing::flat_parameters(*model);
   at::Tensor rank0 = mine.clone();
   everyone.broadcast(rank0, /*root=*/0);
   CHECK(at::equal(mine, rank0));

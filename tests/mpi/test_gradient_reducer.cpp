@@ -16,6 +16,7 @@
 #include "ddp/parameter_broadcast.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/flat_parameters.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
@@ -45,9 +46,7 @@ std::pair<at::Tensor, train::TrainSummary> trained(
   const auto model = model::make_model(config.model);
   train::Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
   const train::TrainSummary summary = trainer.run(hooks);
-  std::vector<at::Tensor> flat;
-  for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
-  return {at::cat(flat), summary};
+  return {testing::flat_parameters(*model), summary};
 }
 
 double max_difference(const at::Tensor& a, const at::Tensor& b) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -18,6 +19,7 @@
 #include "distributed/staging_communicator.hpp"
 #include "model/classifier.hpp"
 #include "model/dropout.hpp"
+#include "support/flat_parameters.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
 #include "train/device_optimizer.hpp"
@@ -55,9 +57,7 @@ Outcome train(config::TrainConfig config, bool graphed, TrainerHooks hooks = {})
   Outcome outcome;
   hooks.on_batch = [&](const at::Tensor& indices) { outcome.batches.push_back(indices.clone()); };
   outcome.summary = trainer.run(hooks);
-  std::vector<at::Tensor> flat;
-  for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
-  outcome.parameters = at::cat(flat);
+  outcome.parameters = testing::flat_parameters(*model);
   return outcome;
 }
 
@@ -363,9 +363,9 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
   const data::Dataset train_set = on_device(testing::synthetic_dataset(kTrainSize, /*seed=*/21));
   const data::Dataset test_set = on_device(testing::synthetic_dataset(40, /*seed=*/22));
   const auto train_on_nccl = [&](bool alone, std::int64_t& nodes) {
-    distributed::StagingCommunicator comm(
-        std::make_unique<distributed::NcclCommunicator>(MPI_COMM_SELF, gpu, /*timeout_seconds=*/60),
-        device);
+    auto nccl = std::make_unique<distributed::NcclCommunicator>(MPI_COMM_SELF, gpu,
+                                                                testing::kCommTimeoutSeconds);
+    distributed::StagingCommunicator comm(std::move(nccl), device);
     config::TrainConfig config = adam_onecycle_config();
     config.communicate_alone = alone;
     // An fp32 bucket is averaged (ncclAvg): over one rank NCCL still launches its scaling kernel,
@@ -381,9 +381,7 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
     graphs.capture = true;
     Trainer trainer(config, plan, comm, *model, train_set, test_set, graphs);
     nodes = trainer.run({}).graph_nodes;
-    std::vector<at::Tensor> flat;
-    for (const at::Tensor& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
-    return at::cat(flat).cpu();
+    return testing::flat_parameters(*model).cpu();
   };
   std::int64_t plain_nodes = 0;
   std::int64_t alone_nodes = 0;

@@ -18,8 +18,6 @@
 namespace mnist_ddp::distributed {
 namespace {
 
-constexpr double kTimeoutSeconds = 60;
-
 /// Whether this process sees a CUDA device (the same answer on every rank of one machine).
 bool cuda_device_present() {
 #if MNIST_DDP_HAVE_NCCL
@@ -42,7 +40,7 @@ TEST_CASE("make_nccl_communicator fails with a clear CommError on every rank wit
       nccl_built_in() ? "no CUDA device: cudaGetDeviceCount" : "this build has no NCCL backend";
   CAPTURE(expected);
   try {
-    make_nccl_communicator(testing::test_world(), kTimeoutSeconds);
+    make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
     FAIL("make_nccl_communicator succeeded without a CUDA device");
   } catch (const CommError& e) {
     const std::string message = e.what();
@@ -59,7 +57,7 @@ TEST_CASE("NCCL collectives where every rank has a GPU of its own") {
   }
   std::unique_ptr<Communicator> comm;
   try {
-    comm = make_nccl_communicator(testing::test_world(), kTimeoutSeconds);
+    comm = make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
   } catch (const CommError& e) {
     // More ranks than GPUs: refused on every rank, with the reason.
     const std::string message = e.what();

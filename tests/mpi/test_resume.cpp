@@ -11,6 +11,7 @@
 #include "distributed/broadcast_bytes.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/flat_parameters.hpp"
 #include "support/idx_writer.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
@@ -19,7 +20,7 @@
 namespace mnist_ddp::train {
 namespace {
 
-constexpr std::int64_t kTrainSize = 97;  // not a multiple of any batch or world size: padding
+constexpr std::int64_t kPaddedTrainSize = 97;  // not a multiple of any batch or world size: padding
 
 config::TrainConfig resume_config(const std::string& model, const std::string& optimizer) {
   config::TrainConfig config;
@@ -34,12 +35,6 @@ config::TrainConfig resume_config(const std::string& model, const std::string& o
   return config;
 }
 
-at::Tensor flat_parameters(model::Classifier& model) {
-  std::vector<at::Tensor> flat;
-  for (const at::Tensor& p : model.parameters()) flat.push_back(p.detach().reshape({-1}));
-  return at::cat(flat);
-}
-
 /// A fresh run of `config` over `comm`, optionally continuing from `saved`; returns the final
 /// parameters, and when `stop_after` > 0 the checkpoint taken after that many steps instead.
 struct Run {
@@ -52,7 +47,7 @@ Run train_run(config::TrainConfig config, distributed::Communicator& comm,
               const checkpoint::CheckpointContents* saved, std::int64_t stop_after,
               const std::function<void(const at::Tensor&)>& on_batch = nullptr,
               const GraphPlan& graphs = {}) {
-  static const data::Dataset train_set = testing::synthetic_dataset(kTrainSize, /*seed=*/21);
+  static const data::Dataset train_set = testing::synthetic_dataset(kPaddedTrainSize, /*seed=*/21);
   static const data::Dataset test_set = testing::synthetic_dataset(40, /*seed=*/22);
   config.max_steps = stop_after;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
@@ -68,14 +63,14 @@ Run train_run(config::TrainConfig config, distributed::Communicator& comm,
     run.checkpoint =
         checkpoint::decode_checkpoint(checkpoint::encode_checkpoint(trainer.checkpoint()), "test");
   }
-  run.parameters = flat_parameters(*model);
+  run.parameters = testing::flat_parameters(*model);
   return run;
 }
 
 void check_exact_resume(const config::TrainConfig& config, const GraphPlan& graphs = {}) {
   distributed::MpiCommunicator comm(testing::test_world().comm());
   const Run uninterrupted = train_run(config, comm, nullptr, 0, nullptr, graphs);
-  const std::int64_t per_rank = (kTrainSize + comm.size() - 1) / comm.size();
+  const std::int64_t per_rank = (kPaddedTrainSize + comm.size() - 1) / comm.size();
   const std::int64_t steps_per_epoch = (per_rank + config.batch_size - 1) / config.batch_size;
   // Mid-epoch in the first epoch, at the epoch boundary, and mid-epoch in the second.
   for (std::int64_t stop : {std::int64_t{2}, steps_per_epoch, steps_per_epoch + 2}) {
@@ -178,7 +173,7 @@ at::Tensor sample_counts(int from, int to, std::int64_t steps) {
   distributed::MpiCommunicator everyone(world.comm());
   config::TrainConfig config = resume_config("linear", "sgd");
   config.epochs = 1;
-  at::Tensor counts = at::zeros({kTrainSize}, at::kLong);
+  at::Tensor counts = at::zeros({kPaddedTrainSize}, at::kLong);
   const auto count = [&counts](const at::Tensor& indices) {
     counts.index_add_(0, indices, at::ones_like(indices));
   };
@@ -211,10 +206,10 @@ void check_elastic(int from, int to, std::int64_t steps) {
   CAPTURE(to);
   const at::Tensor counts = sample_counts(from, to, steps);
   const std::int64_t position = steps * 8 * from;
-  const std::int64_t remaining = kTrainSize - position;
+  const std::int64_t remaining = kPaddedTrainSize - position;
   const std::int64_t padding = (remaining + to - 1) / to * to - remaining;
-  at::Tensor expected = at::ones({kTrainSize}, at::kLong);
-  const at::Tensor order = data::epoch_permutation(kTrainSize, /*seed=*/3, /*epoch=*/0);
+  at::Tensor expected = at::ones({kPaddedTrainSize}, at::kLong);
+  const at::Tensor order = data::epoch_permutation(kPaddedTrainSize, /*seed=*/3, /*epoch=*/0);
   expected.index_add_(0, order.narrow(0, 0, padding), at::ones({padding}, at::kLong));
   CHECK(at::equal(counts, expected));
 }

@@ -18,8 +18,6 @@
 namespace mnist_ddp::distributed {
 namespace {
 
-constexpr double kTimeoutSeconds = 60;
-
 /// Every collective on tensors made with `options`, checked against the rank arithmetic; the
 /// results stay where the tensors were.
 void check_collectives(Communicator& comm, const at::TensorOptions& options) {
@@ -53,8 +51,9 @@ TEST_CASE("staged collectives over mpi and nccl take tensors on any device") {
   const World& world = testing::test_world();
   const at::TensorOptions cpu = at::TensorOptions(at::kFloat);
   {
-    StagingCommunicator over_mpi(std::make_unique<MpiCommunicator>(world.comm(), kTimeoutSeconds),
-                                 c10::Device(c10::kCPU));
+    StagingCommunicator over_mpi(
+        std::make_unique<MpiCommunicator>(world.comm(), testing::kCommTimeoutSeconds),
+        c10::Device(c10::kCPU));
     check_collectives(over_mpi, cpu);
   }
   if (!cuda_unavailable_reason().empty()) {
@@ -65,15 +64,16 @@ TEST_CASE("staged collectives over mpi and nccl take tensors on any device") {
                         static_cast<c10::DeviceIndex>(world.local_rank() % at::getNumGPUs()));
   const at::TensorOptions on_gpu = cpu.device(gpu);
   {
-    StagingCommunicator over_mpi(std::make_unique<MpiCommunicator>(world.comm(), kTimeoutSeconds),
-                                 c10::Device(c10::kCPU));
+    StagingCommunicator over_mpi(
+        std::make_unique<MpiCommunicator>(world.comm(), testing::kCommTimeoutSeconds),
+        c10::Device(c10::kCPU));
     check_collectives(over_mpi, on_gpu);
   }
   if (!nccl_built_in() || world.local_size() > static_cast<int>(at::getNumGPUs())) {
     MESSAGE("NCCL staging skipped: no NCCL backend, or fewer GPUs than ranks on this node");
     return;
   }
-  StagingCommunicator over_nccl(make_nccl_communicator(world, kTimeoutSeconds), gpu);
+  StagingCommunicator over_nccl(make_nccl_communicator(world, testing::kCommTimeoutSeconds), gpu);
   check_collectives(over_nccl, cpu);     // staged through the GPU
   check_collectives(over_nccl, on_gpu);  // straight to NCCL
 }

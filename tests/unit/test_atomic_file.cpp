@@ -9,19 +9,11 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "support/folder_names.hpp"
 #include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
-
-/// The names of everything in `folder`.
-std::set<std::string> folder_names(const std::string& folder) {
-  std::set<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    names.insert(entry.path().filename().string());
-  }
-  return names;
-}
 
 /// The permission bits of `path`.
 unsigned permissions(const std::string& path) {

@@ -14,6 +14,7 @@
 #include "checkpoint/checkpoint_file.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "common/error.hpp"
+#include "support/folder_names.hpp"
 #include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
@@ -27,15 +28,6 @@ using checkpoint::StoredCheckpoint;
 /// Writes `bytes` to `path`, replacing it.
 void write_bytes(const std::string& path, const std::string& bytes) {
   write_file(path, Bytes(bytes.begin(), bytes.end()));
-}
-
-/// The names of everything in `folder`.
-std::set<std::string> folder_names(const std::string& folder) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    names.insert(entry.path().filename().string());
-  }
-  return names;
 }
 
 /// A valid checkpoint file whose contents differ with `step`.

@@ -17,7 +17,7 @@ namespace {
 
 using model::input_conv_pool;
 
-struct Outcome {
+struct ValuesAndParameterGrads {
   at::Tensor values, weight_grad, bias_grad;
   std::string node;  // the name of the autograd node that made the values
 };
@@ -25,8 +25,8 @@ struct Outcome {
 /// f(images, weight, bias) and the gradients of sum(f * upstream) with respect to the weight and
 /// the bias, on fresh copies of both.
 template <typename Function>
-Outcome run(Function f, const at::Tensor& images, const at::Tensor& weight, const at::Tensor& bias,
-            const at::Tensor& upstream) {
+ValuesAndParameterGrads run(Function f, const at::Tensor& images, const at::Tensor& weight,
+                            const at::Tensor& bias, const at::Tensor& upstream) {
   const at::Tensor w = weight.detach().clone().requires_grad_();
   const at::Tensor b = bias.detach().clone().requires_grad_();
   const at::Tensor values = f(images, w, b);
@@ -35,9 +35,9 @@ Outcome run(Function f, const at::Tensor& images, const at::Tensor& weight, cons
 }
 
 /// The definition, in double: ATen's convolution, then max-pool and ReLU.
-Outcome reference(const at::Tensor& images, const at::Tensor& weight, const at::Tensor& bias,
-                  const at::Tensor& upstream) {
-  const Outcome exact =
+ValuesAndParameterGrads reference(const at::Tensor& images, const at::Tensor& weight,
+                                  const at::Tensor& bias, const at::Tensor& upstream) {
+  const ValuesAndParameterGrads exact =
       run([](const at::Tensor& x, const at::Tensor& w,
              const at::Tensor& b) { return at::max_pool2d(at::conv2d(x, w, b), 2).relu(); },
           images.to(at::kDouble), weight.to(at::kDouble), bias.to(at::kDouble),
@@ -46,7 +46,7 @@ Outcome reference(const at::Tensor& images, const at::Tensor& weight, const at::
           exact.bias_grad.to(at::kFloat), exact.node};
 }
 
-bool is_fused(const Outcome& outcome) {
+bool is_fused(const ValuesAndParameterGrads& outcome) {
   return outcome.node.find("InputConvPool") != std::string::npos;
 }
 
@@ -65,8 +65,8 @@ void check_matches_definition(const at::Tensor& images, const at::Tensor& weight
   const std::int64_t pooled_h = (images.size(2) - weight.size(2) + 1) / 2;
   const std::int64_t pooled_w = (images.size(3) - weight.size(3) + 1) / 2;
   const at::Tensor upstream = at::randn({images.size(0), weight.size(0), pooled_h, pooled_w});
-  const Outcome ours = run(input_conv_pool, images, weight, bias, upstream);
-  const Outcome exact = reference(images, weight, bias, upstream);
+  const ValuesAndParameterGrads ours = run(input_conv_pool, images, weight, bias, upstream);
+  const ValuesAndParameterGrads exact = reference(images, weight, bias, upstream);
   CAPTURE(ours.node);
   CHECK(is_fused(ours) == fused);
   CHECK(ours.values.sizes() == exact.values.sizes());
@@ -129,9 +129,9 @@ TEST_SUITE("input_conv_pool") {
     const at::Tensor upstream = at::randn({7, 24, 12, 12});
     const int threads = at::get_num_threads();
     at::set_num_threads(1);
-    const Outcome one = run(input_conv_pool, images, weight, bias, upstream);
+    const ValuesAndParameterGrads one = run(input_conv_pool, images, weight, bias, upstream);
     at::set_num_threads(2);
-    const Outcome two = run(input_conv_pool, images, weight, bias, upstream);
+    const ValuesAndParameterGrads two = run(input_conv_pool, images, weight, bias, upstream);
     at::set_num_threads(threads);
     CHECK(at::equal(one.values, two.values));
     CHECK(at::equal(one.weight_grad, two.weight_grad));

@@ -17,13 +17,13 @@ namespace {
 using model::pooled_channels_last;
 using model::pooled_features;
 
-struct Outcome {
+struct ValuesAndInputGrad {
   at::Tensor values, input_grad;
 };
 
 /// f(x) and the gradient of sum(f(x) * upstream) with respect to x, on a fresh copy of x.
 template <typename Function>
-Outcome run(Function f, const at::Tensor& x, const at::Tensor& upstream) {
+ValuesAndInputGrad run(Function f, const at::Tensor& x, const at::Tensor& upstream) {
   const at::Tensor input = x.detach().clone().requires_grad_();
   const at::Tensor values = f(input);
   values.backward(upstream);
@@ -40,7 +40,7 @@ at::Tensor flattened_map(const at::Tensor& x) { return pooled_channels_last(x).f
 /// The definition in plain loops, apart from ATen: each 2x2 window's maximum (the first in row
 /// order on ties; a last odd row or column dropped) after a ReLU, in C, H, W order; the gradient
 /// goes to that first maximum when it is positive. Exact: a maximum is one of the inputs.
-Outcome reference(const at::Tensor& x, const at::Tensor& upstream) {
+ValuesAndInputGrad reference(const at::Tensor& x, const at::Tensor& upstream) {
   const at::Tensor in = x.to(at::kDouble).contiguous();
   const at::Tensor up = upstream.to(at::kDouble).contiguous();
   const std::int64_t channels = x.size(1), pooled_h = x.size(2) / 2, pooled_w = x.size(3) / 2;
@@ -78,14 +78,14 @@ Outcome reference(const at::Tensor& x, const at::Tensor& upstream) {
 void check_matches_aten(const at::Tensor& x) {
   const std::int64_t features = x.size(1) * (x.size(2) / 2) * (x.size(3) / 2);
   const at::Tensor upstream = at::randn({x.size(0), features}, x.options());
-  const Outcome aten = run(aten_pooled_features, x, upstream);
-  const Outcome defined = reference(x, upstream);
+  const ValuesAndInputGrad aten = run(aten_pooled_features, x, upstream);
+  const ValuesAndInputGrad defined = reference(x, upstream);
   // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
   for (const auto& variant : {std::pair{"pooled_features", &pooled_features},
                               std::pair{"pooled_channels_last", &flattened_map}}) {
     const char* name = variant.first;
     CAPTURE(name);
-    const Outcome ours = run(variant.second, x, upstream);
+    const ValuesAndInputGrad ours = run(variant.second, x, upstream);
     CHECK(ours.values.sizes() == aten.values.sizes());
     CHECK(at::equal(ours.values, aten.values));
     CHECK(at::equal(ours.input_grad, aten.input_grad));
@@ -119,8 +119,8 @@ TEST_SUITE("pooled_features") {
     x[0][1][2][3] = std::numeric_limits<float>::quiet_NaN();
     const at::Tensor input = channels_last(x);
     const at::Tensor upstream = at::randn({2, 12});
-    const Outcome ours = run(pooled_features, input, upstream);
-    const Outcome aten = run(aten_pooled_features, input, upstream);
+    const ValuesAndInputGrad ours = run(pooled_features, input, upstream);
+    const ValuesAndInputGrad aten = run(aten_pooled_features, input, upstream);
     CHECK(at::equal(ours.values.isnan(), aten.values.isnan()));
     CHECK(at::equal(ours.values.nan_to_num(), aten.values.nan_to_num()));
     CHECK(at::equal(ours.input_grad, aten.input_grad));
@@ -149,8 +149,8 @@ TEST_SUITE("pooled_features") {
     // The upstream gradient in either layout: a convolution's backward may give either.
     for (const at::Tensor& upstream :
          {at::randn({3, 24, 4, 4}), channels_last(at::randn({3, 24, 4, 4}))}) {
-      const Outcome ours = run(pooled_channels_last, x, upstream);
-      const Outcome aten =
+      const ValuesAndInputGrad ours = run(pooled_channels_last, x, upstream);
+      const ValuesAndInputGrad aten =
           run([](const at::Tensor& in) { return at::max_pool2d(in, 2).relu(); }, x, upstream);
       CHECK(at::equal(ours.values, aten.values));
       CHECK(at::equal(ours.input_grad, aten.input_grad));
