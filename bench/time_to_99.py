@@ -27,7 +27,7 @@ import statistics
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# run_bench is found beside this script, the first place Python looks for a script's imports.
 from run_bench import PYTHON, ROOT, free_port, launch, machine, python_torch, write_atomically
 
 RECIPE = os.path.join(ROOT, "configs/mnist99.conf")
@@ -114,8 +114,8 @@ def table(results, seeds):
     lines = [header, "|" + "---|" * (1 + 3 * len(SETTINGS))]
     for seed in seeds:
         lines.append(f"| {seed} | " + " | ".join(cell(results[(s, seed)]) for s in SETTINGS) + " |")
-    lines.append("| mean | " + " | ".join(summary_cells([results[(s, seed)] for seed in seeds])
-                                         for s in SETTINGS) + " |")
+    means = [summary_cells([results[(s, seed)] for seed in seeds]) for s in SETTINGS]
+    lines.append("| mean | " + " | ".join(means) + " |")
     return lines
 
 

@@ -193,6 +193,11 @@ def compile_problem(command: list, directory: str, depfile: str, include: pathli
     return None
 
 
+def source_of(entry: dict) -> pathlib.Path:
+    """The entry's source, resolved as --replace names are."""
+    return pathlib.Path(entry["file"]).resolve()
+
+
 def arguments_of(entry: dict) -> list:
     return entry.get("arguments") or shlex.split(entry["command"])
 
@@ -250,7 +255,7 @@ def check_combined(name: str, entries: list, *, include: pathlib.Path, cuda_incl
     unit, depfile = scratch_name(scratch, name, ".cpp"), scratch_name(scratch, name, ".d")
     included, quoted = [], []
     for entry in entries:
-        replacement = replacements.get(str(pathlib.Path(entry["file"]).resolve()))
+        replacement = replacements.get(source_of(entry))
         included.append(replacement or entry["file"])
         if replacement:
             quoted.append(f"-iquote{os.path.dirname(entry['file'])}")
@@ -331,7 +336,7 @@ def main() -> int:
         source, _, copy = pair.partition("=")
         if not copy:
             parser.error(f"--replace takes SOURCE=FILE (got {pair!r})")
-        replacements[str(pathlib.Path(source).resolve())] = str(pathlib.Path(copy).resolve())
+        replacements[pathlib.Path(source).resolve()] = str(pathlib.Path(copy).resolve())
 
     build = pathlib.Path(args.build_dir).resolve()
     try:
@@ -361,11 +366,11 @@ def main() -> int:
         return 2
 
     entries = [entry for entry in json.loads(database.read_text())
-               if pathlib.Path(entry["file"]).resolve().is_relative_to(ROOT)
-               and not pathlib.Path(entry["file"]).resolve().is_relative_to(build)
+               if source_of(entry).is_relative_to(ROOT)
+               and not source_of(entry).is_relative_to(build)
                and re.search(args.files, entry["file"])]
     for source in replacements:
-        if source not in {str(pathlib.Path(e["file"]).resolve()) for e in entries}:
+        if source not in {source_of(entry) for entry in entries}:
             print(f"check_libtorch2: --replace: {source} is not a source of the build",
                   file=sys.stderr)
             return 2
@@ -383,8 +388,7 @@ def main() -> int:
                 check_combined, include=include, cuda_include=cuda_include, cxx20=cxx20,
                 replacements=replacements, scratch=scratch))
         jobs = [pool.submit(check_source, entry, include, cuda_include, cxx20,
-                            replacements.get(str(pathlib.Path(entry["file"]).resolve()), ""),
-                            scratch) for entry in alone]
+                            replacements.get(source_of(entry), ""), scratch) for entry in alone]
         for job in concurrent.futures.as_completed(jobs):
             source, problem = job.result()
             if problem:

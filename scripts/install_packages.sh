@@ -36,7 +36,7 @@ case $set_name in
     # python3 for test checks, npm for the data, bsdutils for `script`, which gives the live
     # progress check a terminal (Essential, so always there; listed because a test needs it),
     # file for cpack's Debian package (dpkg-shlibdeps), buildah and debootstrap to build and run
-    # the CPU image (tests/container), clang-format and shellcheck for the style checks
+    # the CPU image (tests/container), clang-format, shellcheck and flake8 for the style checks
     # (scripts/lint.sh).
     PACKAGES=(
       build-essential cmake ninja-build pkg-config
@@ -45,7 +45,7 @@ case $set_name in
       protobuf-compiler libprotobuf-dev
       libopenblas0-openmp dataset-fashion-mnist
       python3 curl ca-certificates bsdutils
-      file buildah debootstrap clang-format shellcheck
+      file buildah debootstrap clang-format shellcheck flake8
     )
     # npm may come from elsewhere (nodesource, nvm); only ask for Debian's when there is none.
     command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # scripts/lint.sh — provides: the style checks: clang-format (the repository's .clang-format) on
-# every C++ source and shellcheck (its .shellcheckrc) on every shell script the repository
-# tracks, or on the FILES given. Prints each finding and exits 1 when there is one; 0 when all
-# are clean, 2 for a file it cannot check, 77 when clang-format or shellcheck is missing (1 under
-# CI, where CI is set).
+# every C++ source, shellcheck (its .shellcheckrc) on every shell script and flake8 (its .flake8)
+# on every Python script the repository tracks, or on the FILES given. Prints each finding and
+# exits 1 when there is one; 0 when all are clean, 2 for a file it cannot check, 77 when one of
+# the three tools is missing (1 under CI, where CI is set).
 #
 #   scripts/lint.sh [FILES...]
 set -euo pipefail
@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 missing=()
-for tool in clang-format shellcheck; do
+for tool in clang-format shellcheck flake8; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if ((${#missing[@]})); then
@@ -20,8 +20,12 @@ if ((${#missing[@]})); then
   exit 77
 fi
 
+# A script is known by its name or, without an extension, by its #! line.
 is_shell_script() {
   [[ $1 == *.sh ]] || head -1 "$1" | grep -qE '^#!.*\b(ba)?sh\b'
+}
+is_python_script() {
+  [[ $1 == *.py ]] || head -1 "$1" | grep -qE '^#!.*\bpython'
 }
 
 files=("$@")
@@ -35,12 +39,16 @@ if ((${#files[@]} == 0)); then
   fi
 fi
 
-cxx=() shell=()
+cxx=() shell=() python=()
 for file in "${files[@]}"; do
   [[ -f $file ]] || { echo "lint: $file: no such file" >&2; exit 2; }
   case $file in
     *.cpp | *.hpp | *.h | *.cc) cxx+=("$file") ;;
-    *) if is_shell_script "$file"; then shell+=("$file"); fi ;;
+    *) if is_shell_script "$file"; then
+      shell+=("$file")
+    elif is_python_script "$file"; then
+      python+=("$file")
+    fi ;;
   esac
 done
 
@@ -53,7 +61,10 @@ fi
 if ((${#shell[@]})) && ! shellcheck -f gcc "${shell[@]}"; then
   status=1
 fi
+if ((${#python[@]})) && ! flake8 --config="$ROOT/.flake8" "${python[@]}"; then
+  status=1
+fi
 if ((status == 0)); then
-  echo "lint: ${#cxx[@]} C++ files and ${#shell[@]} shell scripts clean"
+  echo "lint: ${#cxx[@]} C++ files, ${#shell[@]} shell scripts and ${#python[@]} Python scripts clean"
 fi
 exit "$status"

@@ -110,8 +110,8 @@ class Bench:
                        ["--master-port", free_port()])
         rc, out, err = run(command, env)
         if rc != 0:
-            self.failures.append("%s %s: exit %d: %s" % (script, " ".join(options), rc,
-                                                          reason(err)))
+            what = " ".join([script] + options)
+            self.failures.append("%s: exit %d: %s" % (what, rc, reason(err)))
             return None
         return last_json(out)
 
@@ -127,8 +127,9 @@ class Bench:
                 self.failures.append("mnist_ddp %s: exit %d: %s" % (what, rc, reason(err)))
                 return None
             if ("# cuda graph: on" in out) != graphed:
-                self.failures.append("mnist_ddp %s: the banner says '%s'" % (
-                    what, next((l for l in out.splitlines() if "# cuda graph" in l), "nothing")))
+                banner = next((line for line in out.splitlines() if "# cuda graph" in line),
+                              "nothing")
+                self.failures.append("mnist_ddp %s: the banner says '%s'" % (what, banner))
             records = [json.loads(line) for line in open(metrics).read().splitlines()]
             summary = records[-1]
             summary["epoch_images_per_sec"] = [r["images_per_sec"] for r in records
@@ -213,7 +214,7 @@ class Results:
         lines += ["", "Time to 99% (configs/mnist99.conf, 1 rank, training seconds to the first "
                   "evaluation at 99%):", "",
                   "| seed | " + " | ".join("%s s | %s acc" % (label, label)
-                                          for label, _, _ in TO_99) + " |",
+                                           for label, _, _ in TO_99) + " |",
                   "|---|" + "---|---|" * len(TO_99)]
         by_seed = {label: {seed: (s, a) for seed, s, a, _ in runs}
                    for label, runs in self.to_99.items()}

@@ -72,7 +72,8 @@ def float32s(shape, scale, offset=0):
     count = 1
     for d in shape:
         count *= d
-    return struct.pack(f"<{count}f", *(((i * 37 + offset) % 101 - 50) * scale for i in range(count)))
+    values = (((i * 37 + offset) % 101 - 50) * scale for i in range(count))
+    return struct.pack(f"<{count}f", *values)
 
 
 def rng_state(seed):
@@ -201,8 +202,9 @@ def seeds():
         "negative_dim": raw_checkpoint(header.replace(b"[2]", b"[-2]"), b"\x00" * 8),
         "overflowing_shape": raw_checkpoint(
             header.replace(b"[2]", b"[4294967296,4294967296,4294967296]"), b"\x00" * 8),
-        "zero_then_huge": raw_checkpoint(header.replace(b'"bytes":8', b'"bytes":0')
-                                          .replace(b"[2]", b"[0,4294967296,4294967296]"), b""),
+        "zero_then_huge": raw_checkpoint(
+            header.replace(b'"bytes":8', b'"bytes":0')
+                  .replace(b"[2]", b"[0,4294967296,4294967296]"), b""),
         "not_json": raw_checkpoint(b"{not json", b""),
         "tensors_not_list": raw_checkpoint(b'{"tensors":7}', b""),
         "header_too_long": b"MDDPCKPT" + struct.pack("<IQ", 1, 2**63) + b"{}" + b"\x00" * 4,
