@@ -19,6 +19,16 @@ run_mpi() {
     >"$WORK/out" 2>"$WORK/err" || STATUS=$?
 }
 
+# expect_no_process_left WHAT: none of the program's processes that this test started is still
+# running. Those are the ones whose command line names $WORK, as each of its runs writes there,
+# so a run of another test, or a user's, at the same time does not count.
+expect_no_process_left() {
+  local left
+  sleep 1 # the last rank's exit, after mpirun's
+  left=$(pgrep -af -- "$MNIST_DDP_BIN .*$WORK/" || true)
+  [[ -z $left ]] && pass "$1: no process left behind" || fail "$1: processes left running: $left"
+}
+
 # usr1_once_logged LAUNCHER PATTERN: once a line of $WORK/out matches PATTERN (grep), sends SIGUSR1
 # to the launcher in the background (mpirun forwards it to every rank), waits for it and sets
 # STATUS to its exit code. A run that ends before the line fails the caller's exit code check.

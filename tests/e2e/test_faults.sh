@@ -88,11 +88,7 @@ for ranks in 2 4; do
   expect_in_err "rank(s) $failing@$HOST not responding" "$what: and the rank, with its host"
 done
 
-# No process is left behind by any of the runs.
-sleep 1
-if pgrep -f "$MNIST_DDP_BIN" >/dev/null; then
-  fail "mnist_ddp processes left running: $(pgrep -af "$MNIST_DDP_BIN")"
-else pass "no process left behind"; fi
+expect_no_process_left "every run above (each names \$WORK/ckpt)"
 
 # A malformed fault description is a usage error on every rank.
 STATUS=0

@@ -40,11 +40,8 @@ for ((i = 1; i <= RUNS; i++)); do
   [[ $files == "./ckpt/ckpt-step-"*".json ./ckpt/ckpt-step-"*".mddp ./m.jsonl " ]] ||
     fail "soak run $i: unexpected files: $files"
 done
-sleep 1
 ((failed == 0)) && pass "$RUNS consecutive runs with 2-4 ranks, every one exit 0"
-if pgrep -f "$MNIST_DDP_BIN" >/dev/null; then
-  fail "processes left behind: $(pgrep -af "$MNIST_DDP_BIN")"
-else pass "no process left behind"; fi
+expect_no_process_left "the 8 ranks and the soak"
 # Only what appeared counts: an older job's segment that Open MPI cleaned up meanwhile is none of
 # these runs' doing.
 new_shm=$(comm -13 <(echo "$shm_before") <(shm_segments))
