@@ -63,6 +63,8 @@ TO_99 = (("graphed", True, []), ("eager", False, []),
 COMMUNICATING = "mnist_ddp --cuda-graph on --communicate-alone"
 PROJECTED_RANKS = 8
 ALLREDUCE_US = (25, 50, 100)
+MACHINE_FACTS = ("import json, torch; print(json.dumps({'torch': torch.__version__, 'gpu': "
+                 "torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU'}))")
 
 
 def free_port():
@@ -115,6 +117,16 @@ class Bench:
             return None
         return last_json(out)
 
+    def machine(self):
+        """The GPU's name and PyTorch's version, asked before any run, so that a report cut short
+        by its caller's time limit still names the machine."""
+        rc, out, err = run([PYTHON, "-c", MACHINE_FACTS],
+                           dict(os.environ, LD_LIBRARY_PATH=PYTHON_LIBRARY_PATH), timeout=120)
+        if rc != 0:
+            self.failures.append("the machine's facts: exit %d: %s" % (rc, reason(err)))
+            return {}
+        return last_json(out)
+
     def ours(self, options, graphed):
         with tempfile.TemporaryDirectory() as work:
             metrics = os.path.join(work, "m.jsonl")
@@ -163,6 +175,7 @@ class Results:
         # mnist_ddp's one_time_costs_s (fastcnn: the time-to-99 runs), paid before the clock
         self.one_time = {m: [] for m in list(models) + ["fastcnn"]}
         self.profile = None
+        self.machine = {}
 
     def add_run(self, name, model, summary):
         if summary:
@@ -188,12 +201,14 @@ class Results:
 
     def report(self, failures, finished):
         profile = self.profile or {}
+        machine = self.machine
         rounds = max(len(v) for v in self.speed.values())
         lines = ["# mnist_ddp with CUDA graphs beside PyTorch, one GPU", "",
                  "Machine: %s, PyTorch %s; %s UTC. `bench/gpu/graph_bench.py --rounds %d "
                  "--seeds %d`%s." % (
-                     profile.get("gpu", "?"), profile.get("torch", "?"),
-                     datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), self.args.rounds,
+                     machine.get("gpu", "?"), machine.get("torch", "?"),
+                     datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+                     self.args.rounds,
                      self.args.seeds, "" if finished else
                      " (not finished: the report has the runs done so far)"),
                  "", "The real MNIST, batch 64, SGD lr 0.01; medians of the %d round(s) run. "
@@ -314,6 +329,8 @@ def main():
                     round_index + 1, name, model,
                     figure(results.speed[name, model][-1]) if summary else "failed"), flush=True)
 
+    results.machine = bench.machine()
+    write()
     # One round of every program first, then the headline time to 99%, then the other rounds:
     # the most figures for the time there is.
     throughput_round(0)
