@@ -29,11 +29,14 @@ report (--out) with the machine, the commands' settings and every figure, and ex
 failed or a graphed run's banner does not say "cuda graph: on".
 
     bench/gpu/graph_bench.py --bin build-gpu/mnist_ddp --data data/mnist --out DIR/graph_bench.md
+    bench/gpu/graph_bench.py --data data/mnist --only tutorial --seeds 0   (the tutorial alone)
 """
 import argparse
 import datetime
 import json
 import os
+import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -84,10 +87,15 @@ def run(command, env=None, timeout=300):
 
 
 def reason(stderr):
-    """A failed run's message: the first lines of its error output, or a traceback's last line."""
+    """A failed run's message: a traceback's last line, else the first lines of its error output.
+    mpirun's notice of the failed process, a box of dashed lines after a traceback, left out."""
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    if any(line.startswith("Traceback") for line in lines):
-        return lines[-1]
+    start = next((i for i, line in enumerate(lines) if line.startswith("Traceback")), None)
+    if start is not None:
+        traceback = lines[start:]
+        box = next((i for i, line in enumerate(traceback) if line.startswith("-" * 20)),
+                   len(traceback))
+        return traceback[box - 1]
     return " / ".join(lines[:3])
 
 
@@ -108,6 +116,9 @@ class Bench:
         env = dict(os.environ, LD_LIBRARY_PATH=PYTHON_LIBRARY_PATH)
         if script == "ddp_tutorial.py":  # mpirun with this process's paths, Python with its own
             env = None
+            # By its full path: mpirun's own search for it can find another interpreter (the
+            # system's, without the packages of a virtual environment's first in PATH).
+            command[0] = shutil.which(PYTHON) or PYTHON
             command = (MPI + ["-x", "LD_LIBRARY_PATH=" + PYTHON_LIBRARY_PATH] + command +
                        ["--master-port", free_port()])
         rc, out, err = run(command, env)
@@ -202,11 +213,11 @@ class Results:
         rounds = max(len(v) for v in self.speed.values())
         lines = ["# mnist_ddp with CUDA graphs beside PyTorch, one GPU", "",
                  "Machine: %s, PyTorch %s; %s UTC. `bench/gpu/graph_bench.py --rounds %d "
-                 "--seeds %d`%s." % (
+                 "--seeds %d%s`%s." % (
                      self.machine.get("gpu", "?"), self.machine.get("torch", "?"),
                      datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-                     self.args.rounds,
-                     self.args.seeds, "" if finished else
+                     self.args.rounds, self.args.seeds,
+                     " --only '%s'" % self.args.only if self.args.only else "", "" if finished else
                      " (not finished: the report has the runs done so far)"),
                  "", "The real MNIST, batch 64, SGD lr 0.01; medians of the %d round(s) run. "
                  "Images/s of each epoch (the tutorial trains one); the accuracy after the last "
@@ -252,7 +263,8 @@ class Results:
         lines += ["", "mnist_ddp --cuda-graph on: the captured step has %s graph nodes (linear), "
                   "%s (cnn), all launched by one replay; --cuda-graph off launches each of them "
                   "from the host." % (figure(self.nodes["linear"]), figure(self.nodes["cnn"]))]
-        lines += self.projection()
+        if COMMUNICATING in self.programs:
+            lines += self.projection()
         if failures:
             lines += ["", "Failures:", ""] + ["- " + f for f in failures]
         return "\n".join(lines) + "\n"
@@ -286,6 +298,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/gpu/graph_bench.md"))
+    parser.add_argument("--only", metavar="REGEX",
+                        help="only the programs whose names match (e.g. 'tutorial'); the PyTorch "
+                        "loop's profile and the 8-GPU projection need theirs")
     args = parser.parse_args()
     bench = Bench(args)
     data = ["--data-dir", args.data]
@@ -303,6 +318,8 @@ def main():
             ["--model", m, "--log-every", "0", "--backend", "nccl", "--communicate-alone"] +
             TWO_EPOCHS, graphed=True),
     }
+    if args.only:
+        programs = {name: make for name, make in programs.items() if re.search(args.only, name)}
     results = Results(args, programs, ("linear", "cnn"))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
 
@@ -344,9 +361,10 @@ def main():
             print("# time to 99%%, seed %d, %s: %s" % (
                 seed, label,
                 figure(summary.get("target_train_s"), 3) if summary else "failed"), flush=True)
-    results.profile = bench.python("gpu_loop.py",
-                                   ["--model", "cnn", "--profile", "20"] + ONE_EPOCH + data)
-    write()
+    if "PyTorch loop, data on the GPU" in programs:
+        results.profile = bench.python("gpu_loop.py",
+                                       ["--model", "cnn", "--profile", "20"] + ONE_EPOCH + data)
+        write()
     for round_index in range(1, args.rounds):
         throughput_round(round_index)
     print(write(finished=True))

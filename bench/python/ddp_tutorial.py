@@ -126,8 +126,8 @@ class IdxMnist(Dataset):
 
     def __getitem__(self, index):
         image = self.images[index]
-        if self.pil:  # torchvision.datasets.MNIST hands its transform a PIL image
-            image = Image.fromarray(image, mode="L")
+        if self.pil:  # torchvision.datasets.MNIST hands its transform a PIL image (mode L)
+            image = Image.fromarray(image)
         return self.transform(image), int(self.labels[index])
 
 

@@ -56,9 +56,9 @@ struct TrainConfig {
   std::string mode = "ddp";        // ddp (one process per device) | dp (one process, all GPUs)
   std::string precision = "fp32";  // fp32 | bf16 (autocast forward; fp32 master weights)
   // off | auto (on where a step can be captured: CUDA, NCCL or no communication, ddp, fp32, no
-  // --grad-accum) | on (refused where it cannot): replay each step as one CUDA graph. Off unless
-  // asked for: graphed steps have been tested on the CPU only (Note [The step as one CUDA graph]).
-  std::string cuda_graph = "off";
+  // --grad-accum) | on (refused where it cannot): replay each step as one CUDA graph (Note [The
+  // step as one CUDA graph]).
+  std::string cuda_graph = "auto";
 
   // Checkpoints
   std::string checkpoint_dir;         // where rank 0 writes checkpoints; empty means none

@@ -7,7 +7,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_quoted_figures.py
-DOCS=(README.md bench/README.md bench/results.md bench/time_to_99.md bench/final_accuracy.md)
+DOCS=(README.md bench/README.md bench/results.md bench/time_to_99.md bench/final_accuracy.md
+  bench/gpu/h200-graph-bench.md)
 
 if python3 "$CHECK" "$ROOT" >"$WORK/out" 2>&1; then
   pass "the READMEs quote only bench/results.md's figures"
@@ -19,7 +20,7 @@ fi
 # fresh_copy: the documents and the tables they quote, unchanged, under $WORK/repo.
 fresh_copy() {
   rm -rf "$WORK/repo"
-  mkdir -p "$WORK/repo/bench"
+  mkdir -p "$WORK/repo/bench/gpu"
   local doc
   for doc in "${DOCS[@]}"; do cp "$ROOT/$doc" "$WORK/repo/$doc"; done
 }
