@@ -38,6 +38,26 @@ refused_for_mode() {
   fi
 }
 
+# ends_as REFERENCE RUN LOSS ACCURACY: the metrics summary RUN ended within LOSS (relative) of
+# REFERENCE's test loss and within ACCURACY of its test accuracy; else says both.
+ends_as() {
+  py - "$@" <<'EOF'
+import json, os, sys
+reference, run, loss, accuracy = sys.argv[1:5]
+try:
+    a, b = (json.loads(open(path).read().splitlines()[-1]) for path in (reference, run))
+except Exception as e:
+    print("unreadable metrics (%s)" % e)
+    sys.exit(1)
+if (abs(a["test_loss"] - b["test_loss"]) > float(loss) * abs(a["test_loss"]) or
+        abs(a["test_accuracy"] - b["test_accuracy"]) > float(accuracy)):
+    print("ended at test loss %.9f, accuracy %.4f; %s at %.9f, %.4f"
+          % (b["test_loss"], b["test_accuracy"], os.path.basename(reference)[:-6],
+             a["test_loss"], a["test_accuracy"]))
+    sys.exit(1)
+EOF
+}
+
 # The --communicate-alone runs used NCCL and ended as the plain 1-rank run: test loss within 1e-5
 # relative, accuracy within 0.0005 (the mlp's kernels give the same bits run to run, and
 # averaging one rank's gradients changes none). The eager one's timeline holds bucket allreduces.
@@ -46,20 +66,7 @@ same_as_plain() {
     echo "the run did not use NCCL"
     return 1
   fi
-  py - "$LOG_DIR/nccl_alone_plain.jsonl" "${1%.log}.jsonl" <<'EOF'
-import json, sys
-try:
-    a, b = (json.loads(open(path).read().splitlines()[-1]) for path in sys.argv[1:3])
-except Exception as e:
-    print("unreadable metrics (%s)" % e)
-    sys.exit(1)
-dl = abs(a["test_loss"] - b["test_loss"]) / max(abs(a["test_loss"]), 1e-12)
-da = abs(a["test_accuracy"] - b["test_accuracy"])
-if dl > 1e-5 or da > 0.0005:
-    print("differs from the plain 1-rank run: test loss %.7f vs %.7f, accuracy %.4f vs %.4f"
-          % (a["test_loss"], b["test_loss"], a["test_accuracy"], b["test_accuracy"]))
-    sys.exit(1)
-EOF
+  ends_as "$LOG_DIR/nccl_alone_plain.jsonl" "${1%.log}.jsonl" 1e-5 0.0005
 }
 communicated_alone() {
   same_as_plain "$1" || return 1
@@ -93,19 +100,8 @@ resumed_at_400() {
     echo "no exported model"
     return 1
   fi
-  [[ -s $LOG_DIR/ddp_nccl_linear.jsonl ]] || return 0
-  py - "$LOG_DIR/ddp_nccl_linear.jsonl" "${1%.log}.jsonl" <<'EOF'
-import json, sys
-try:
-    a, b = (json.loads(open(path).read().splitlines()[-1]) for path in sys.argv[1:3])
-except Exception as e:
-    print("unreadable metrics (%s)" % e)
-    sys.exit(1)
-if abs(a["test_loss"] - b["test_loss"]) > 1e-6 * abs(a["test_loss"]):
-    print("the resumed run ended at test loss %.9f, the uninterrupted one at %.9f"
-          % (b["test_loss"], a["test_loss"]))
-    sys.exit(1)
-EOF
+  [[ ! -s $LOG_DIR/ddp_nccl_linear.jsonl ]] ||
+    ends_as "$LOG_DIR/ddp_nccl_linear.jsonl" "${1%.log}.jsonl" 1e-6 0
 }
 
 # --mode dp under the default --cuda-graph auto: eager steps, and the banner says why.
