@@ -64,6 +64,8 @@ TO_99 = (("graphed", True, []), ("eager", False, []),
 # bucket over NCCL inside its captured step, as each of N ranks does; and the allreduce times the
 # projection assumes (us).
 COMMUNICATING = "mnist_ddp --cuda-graph on --communicate-alone"
+# The best-effort PyTorch loop, whose cnn step is also profiled.
+PYTORCH_LOOP = "PyTorch loop, data on the GPU"
 PROJECTED_RANKS = 8
 ALLREDUCE_US = (25, 50, 100)
 MACHINE_FACTS = ("import json, torch; print(json.dumps({'torch': torch.__version__, 'gpu': "
@@ -308,7 +310,7 @@ def main():
     programs = {
         "Python DDP tutorial": lambda m: bench.python(
             "ddp_tutorial.py", ["--device", "cuda", "--model", m] + ONE_EPOCH + data),
-        "PyTorch loop, data on the GPU": lambda m: bench.python(
+        PYTORCH_LOOP: lambda m: bench.python(
             "gpu_loop.py", ["--model", m] + TWO_EPOCHS + data),
         "mnist_ddp --cuda-graph off": lambda m: bench.ours(
             ["--model", m, "--log-every", "0"] + TWO_EPOCHS, graphed=False),
@@ -361,7 +363,7 @@ def main():
             print("# time to 99%%, seed %d, %s: %s" % (
                 seed, label,
                 figure(summary.get("target_train_s"), 3) if summary else "failed"), flush=True)
-    if "PyTorch loop, data on the GPU" in programs:
+    if PYTORCH_LOOP in programs:
         results.profile = bench.python("gpu_loop.py",
                                        ["--model", "cnn", "--profile", "20"] + ONE_EPOCH + data)
         write()

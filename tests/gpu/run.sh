@@ -489,8 +489,7 @@ check nccl_alone 1/1 - 0 communicated_alone -- "${MPI[@]}" "${alone[@]}" --commu
 # The same with every step's bucket allreduces captured and replayed, the watchdog watching each
 # replay.
 check nccl_alone_graph 1/1 - 0 communicated_alone_graphed -- "${GRAPHED[@]}" "${alone[@]}" \
-  --communicate-alone \
-  --cuda-graph on --metrics-file "$LOG_DIR/nccl_alone_graph.jsonl"
+  --communicate-alone --cuda-graph on --metrics-file "$LOG_DIR/nccl_alone_graph.jsonl"
 # Checkpoints of a GPU run with the default --cuda-graph auto (graphed): stop at step 400
 # (checkpoints at 200 and 400), resume to the end of the epoch, export the model (moved to the
 # CPU).
