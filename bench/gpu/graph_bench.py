@@ -160,6 +160,13 @@ class Bench:
             return summary
 
 
+def regular_expression(text):
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError("not a regular expression: %s" % e)
+
+
 def median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -219,8 +226,8 @@ class Results:
                      self.machine.get("gpu", "?"), self.machine.get("torch", "?"),
                      datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
                      self.args.rounds, self.args.seeds,
-                     " --only '%s'" % self.args.only if self.args.only else "", "" if finished else
-                     " (not finished: the report has the runs done so far)"),
+                     " --only '%s'" % self.args.only.pattern if self.args.only else "",
+                     "" if finished else " (not finished: the report has the runs done so far)"),
                  "", "The real MNIST, batch 64, SGD lr 0.01; medians of the %d round(s) run. "
                  "Images/s of each epoch (the tutorial trains one); the accuracy after the last "
                  "epoch; ms/step from the second epoch (the first where there is one)." % rounds,
@@ -300,7 +307,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/gpu/graph_bench.md"))
-    parser.add_argument("--only", metavar="REGEX",
+    parser.add_argument("--only", metavar="REGEX", type=regular_expression,
                         help="only the programs whose names match (e.g. 'tutorial'); the PyTorch "
                         "loop's profile and the 8-GPU projection need theirs")
     args = parser.parse_args()
@@ -321,7 +328,7 @@ def main():
             TWO_EPOCHS, graphed=True),
     }
     if args.only:
-        programs = {name: make for name, make in programs.items() if re.search(args.only, name)}
+        programs = {name: make for name, make in programs.items() if args.only.search(name)}
     results = Results(args, programs, ("linear", "cnn"))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
 
