@@ -29,6 +29,13 @@ expect_no_process_left() {
   [[ -z $left ]] && pass "$1: no process left behind" || fail "$1: processes left running: $left"
 }
 
+# stamp: each line of stdin, after the time it was read (seconds since the epoch, with a point in
+# any locale). Bash's own clock: a `date` per line would fall behind a fast writer.
+stamp() {
+  local line
+  while IFS= read -r line; do printf '%s %s\n' "${EPOCHREALTIME/[!0-9]/.}" "$line"; done
+}
+
 # usr1_once_logged LAUNCHER PATTERN: once a line of $WORK/out matches PATTERN (grep), sends SIGUSR1
 # to the launcher in the background (mpirun forwards it to every rank), waits for it and sets
 # STATUS to its exit code. A run that ends before the line fails the caller's exit code check.
