@@ -25,11 +25,11 @@ Nearly all of the time goes to parsing LibTorch's headers again for every source
 source that includes <torch/...> on 2 cores). With --unity the sources of each target (those
 with the same compile command) are #included one after another into one unit, which starts, as
 the build does, with the target's precompiled header; the headers are then parsed once per
-unit. For the 137 sources here that took 65 s against 2.6 instead of 438 s, on 2 cores. What it
-gives up: a source that leans on an include of a source before it in its unit goes unseen, so
-the check of the newest LibTorch (ctest's build_libtorch_newest) still compiles every source
-alone. A unit that fails is split in halves until each error is named by its source: two
-sources that define the same internal name clash only in one unit, and pass once apart.
+unit. What it gives up: a source that leans on an include of a source before it in its unit goes
+unseen here; the sanitizer build (scripts/sanitize.sh) compiles every source alone. A unit that
+fails is split in halves until each error is named by its source: two sources that define the
+same internal name clash only in one unit, and pass once apart. A unity build's
+compile_commands.json names CMake's unity sources; the check reads the sources they include.
 
     scripts/check_libtorch2.py [--build-dir DIR] [--suite trixie|sid | --headers DIR] [--cuda DIR]
                                [--jobs N] [--files REGEX] [--unity] [--replace SOURCE=FILE]...
@@ -67,6 +67,8 @@ LIBTORCH_TOPS = ("ATen", "c10", "torch", "caffe2")
 # and in the second (which the first includes) from 2.10 on.
 VERSION_HEADER = "torch/csrc/api/include/torch/version.h"
 HEADER_ONLY_VERSION_HEADER = "torch/headeronly/version.h"
+# What CMake names the sources that a unity build compiles in place of batches of sources.
+UNITY_SOURCE = re.compile(r"/Unity/unity_[0-9]+_cxx\.cxx$")
 
 
 class Missing(Exception):
@@ -200,6 +202,22 @@ def source_of(entry: dict) -> pathlib.Path:
 
 def arguments_of(entry: dict) -> list:
     return entry.get("arguments") or shlex.split(entry["command"])
+
+
+def without_unity_sources(entries: list) -> list:
+    """The entries, with each unity source of a CMake unity build replaced by the sources it
+    #includes, each compiled with its command."""
+    sources = []
+    for entry in entries:
+        if not UNITY_SOURCE.search(entry["file"]):
+            sources.append(entry)
+            continue
+        text = pathlib.Path(entry["file"]).read_text()
+        for path in re.findall(r'^#include "(.+)"$', text, re.MULTILINE):
+            arguments = [path if word == entry["file"] else word for word in arguments_of(entry)]
+            sources.append({"directory": entry["directory"], "file": path,
+                            "arguments": arguments})
+    return sources
 
 
 def scratch_name(scratch: str, name: str, suffix: str) -> str:
@@ -365,7 +383,7 @@ def main() -> int:
               file=sys.stderr)
         return 2
 
-    entries = [entry for entry in json.loads(database.read_text())
+    entries = [entry for entry in without_unity_sources(json.loads(database.read_text()))
                if source_of(entry).is_relative_to(ROOT)
                and not source_of(entry).is_relative_to(build)
                and re.search(args.files, entry["file"])]
