@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh — provides: the fuzz run. Builds the libFuzzer harnesses of tests/fuzz with clang
-# (ASan + UBSan, into build-fuzz/ or $FUZZ_BUILD_DIR), then runs each for SECONDS (default 60)
-# on a copy of its seed corpus (tests/fuzz/corpus/<harness>/; the committed seeds never grow),
+# (ASan + UBSan, in the sanitizer tree of scripts/hardening_build.sh), then runs each for SECONDS
+# (default 60) on a copy of its seed corpus (tests/fuzz/corpus/<harness>/; the committed seeds never grow),
 # prints how many inputs each executed, and exits 1 if any harness found a crash, a sanitizer
 # report, a leak, a timeout, an out-of-memory or an unexpected exception.
 #
 #   scripts/fuzz.sh [SECONDS]
 #
-# A finding is saved as build-fuzz/findings/<harness>/crash-* (or leak-, timeout-, oom-);
-# replay it with `build-fuzz/tests/fuzz/<harness> FILE`. Needs clang and libclang-rt-dev
+# A finding is saved as build-sanitize/findings/<harness>/crash-* (or leak-, timeout-, oom-);
+# replay it with `build-sanitize/tests/fuzz/<harness> FILE`. Needs clang and libclang-rt-dev
 # (scripts/install_packages.sh hardening).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
+BUILD_DIR=${SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}
 SECONDS_EACH=${1:-60}
 [[ $SECONDS_EACH =~ ^[0-9]+$ ]] || {
   echo "usage: scripts/fuzz.sh [SECONDS]" >&2
@@ -22,13 +22,7 @@ SECONDS_EACH=${1:-60}
 HARNESSES=(fuzz_idx_file fuzz_options fuzz_checkpoint_file fuzz_checkpoint_store
   fuzz_training_checkpoint)
 
-"$ROOT/scripts/install_packages.sh" ci
-"$ROOT/scripts/install_packages.sh" hardening
-# -O1 with line tables: what sanitizers recommend, and symbolized reports name file and line.
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DMNIST_DDP_FUZZ=ON \
-  -DMNIST_DDP_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" >/dev/null
-cmake --build "$BUILD_DIR" --target fuzzers --parallel "$(nproc)"
+"$ROOT/scripts/hardening_build.sh" fuzzers
 
 # Leaks count as findings (LeakSanitizer runs at the end of each input that looks leaky).
 # LibTorch, Boost and zlib are not instrumented; their allocations are still tracked.
