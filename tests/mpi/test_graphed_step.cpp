@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <ATen/ATen.h>
-#include <torch/cuda.h>
 #include <torch/utils.h>
 
 #include "data/batch_maker.hpp"
@@ -222,11 +221,8 @@ TEST_CASE("a stop asked for on one rank ends graphed and eager runs at the same 
   }
 }
 
-TEST_CASE("a replayed step draws fresh dropout masks on every replay") {
-  if (!torch::cuda::is_available()) {
-    MESSAGE("no CUDA device here; skipped");
-    return;
-  }
+TEST_CASE("a replayed step draws fresh dropout masks on every replay" *
+          doctest::test_suite("gpu")) {
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
   const at::Tensor ones = at::ones({4096}, at::TensorOptions().device(at::kCUDA));
@@ -248,14 +244,11 @@ TEST_CASE("a replayed step draws fresh dropout masks on every replay") {
   }
 }
 
-TEST_CASE("a replayed step gathers each replay's batch as the CPU makes it, bit for bit") {
+TEST_CASE("a replayed step gathers each replay's batch as the CPU makes it, bit for bit" *
+          doctest::test_suite("gpu")) {
   // The shard cursor's positions advance on the device, and the inputs come from the normalized
   // copy of the data set (Note [A normalized copy on the GPU]): each replay must read the next
   // batch, with the values of the CPU's one-pass normalization.
-  if (!torch::cuda::is_available()) {
-    MESSAGE("no CUDA device here; skipped");
-    return;
-  }
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
   constexpr std::int64_t kBatch = 8;
@@ -289,14 +282,11 @@ TEST_CASE("a replayed step gathers each replay's batch as the CPU makes it, bit 
   CHECK(step.replaying());
 }
 
-TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's rate") {
+TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's rate" *
+          doctest::test_suite("gpu")) {
   // On the GPU the update is the fused Adam or SGD kernel where LibTorch has it (Note [Fused
   // optimizer kernels]): captured once, it must read the rate and Adam's step count that
   // prepare() leaves before each replay, and keep a channels-last weight's layout.
-  if (!torch::cuda::is_available()) {
-    MESSAGE("no CUDA device here; skipped");
-    return;
-  }
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
@@ -343,18 +333,15 @@ TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's r
   }
 }
 
-TEST_CASE("a replayed trainer step holds its bucket allreduces when it communicates alone") {
+#if MNIST_DDP_HAVE_NCCL
+TEST_CASE("a replayed trainer step holds its bucket allreduces when it communicates alone" *
+          doctest::test_suite("gpu")) {
   // The program hands the trainer its NCCL transport wrapped in a StagingCommunicator, and the
   // capture must still reach NCCL (Note [Collectives in a captured step]); the trainer's gradient
   // hooks must be made on its side stream (Note [One stream for a captured training]). With
   // --communicate-alone each bucket's allreduce is in the captured step, so its graph has more
   // nodes than the same step's without; over one rank the training is the same. Each rank trains
   // alone (an NCCL communicator of its own), whatever the world size.
-  if (!torch::cuda::is_available()) {
-    MESSAGE("no CUDA device here; skipped");
-    return;
-  }
-#if MNIST_DDP_HAVE_NCCL
   const int gpu = testing::test_world().local_rank() % static_cast<int>(at::getNumGPUs());
   const c10::Device device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpu));
   const auto on_device = [&](const data::Dataset& set) {
@@ -393,10 +380,8 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
   CHECK(alone_nodes > plain_nodes);
   const double scale = plain.abs().max().item<double>();
   CHECK((alone - plain).abs().max().item<double>() <= 1e-5 * scale);
-#else
-  MESSAGE("no NCCL backend in this build; skipped");
-#endif
 }
+#endif
 
 }  // namespace
 }  // namespace mnist_ddp::train

@@ -1,6 +1,6 @@
 // tests/mpi/test_nccl_communicator.cpp — make_nccl_communicator on every rank: the clear CommError
-// where there is no NCCL backend or no CUDA device (this machine, CI), and the collectives where
-// every rank has a GPU of its own.
+// where there is no NCCL backend or no CUDA device (this machine, CI), and (test suite gpu) the
+// collectives where every rank has a GPU of its own.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -50,11 +50,7 @@ TEST_CASE("make_nccl_communicator fails with a clear CommError on every rank wit
   }
 }
 
-TEST_CASE("NCCL collectives where every rank has a GPU of its own") {
-  if (!cuda_device_present()) {
-    MESSAGE("no CUDA device here; skipped");
-    return;
-  }
+TEST_CASE("NCCL collectives where every rank has a GPU of its own" * doctest::test_suite("gpu")) {
   std::unique_ptr<Communicator> comm;
   try {
     comm = make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
@@ -75,10 +71,6 @@ TEST_CASE("NCCL collectives where every rank has a GPU of its own") {
   CHECK_THROWS_WITH_AS(comm->all_reduce(on_cpu, ReduceOp::kSum),
                        doctest::Contains("needs a CUDA tensor"), CommError);
 
-  if (!at::hasCUDA()) {
-    MESSAGE("this LibTorch has no CUDA: tensor collectives skipped (barrier done)");
-    return;
-  }
   const int rank = comm->rank();
   const int size = comm->size();
   const double rank_sum = size * (size + 1) / 2.0;  // 1 + 2 + ... + size
