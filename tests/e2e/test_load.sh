@@ -5,6 +5,17 @@
 # and no file behind but the outputs asked for.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
+# The runs' shared-memory transport keeps its segments in a folder of its own, so that the
+# segments of jobs that other tests run meanwhile are not counted as left behind.
+SHM_DIR=$(mktemp -d /dev/shm/mnist_ddp_load.XXXXXX)
+trap 'rm -rf "$WORK" "$SHM_DIR"' EXIT
+export OMPI_MCA_btl_vader_backing_directory=$SHM_DIR
+shm_segments() {
+  find /dev/shm -mindepth 1 -maxdepth 1 ! -name 'vader_segment.*' ! -path "$SHM_DIR" \
+    -printf '%f\n' | sort
+}
+shm_before=$(shm_segments)
+
 # --- 8 ranks on 2 cores: 8 x 8 images per step = the tutorial's global batch of 64 -----------
 run_mpi 8 --data-dir "$FASHION_DIR" --epochs 1 --batch-size 8 --threads 1 \
   --metrics-file "$WORK/eight.jsonl" --min-accuracy 0.78
@@ -21,8 +32,6 @@ PY
 # --- Soak -------------------------------------------------------------------------------------
 RUNS=${SOAK_RUNS:-25}
 write_dataset "$WORK/tiny" 512 128
-shm_segments() { find /dev/shm -mindepth 1 -maxdepth 1 -printf '%f\n' | sort; }
-shm_before=$(shm_segments)
 failed=0
 for ((i = 1; i <= RUNS; i++)); do
   ranks=$((2 + i % 3))
@@ -44,7 +53,7 @@ done
 expect_no_process_left "the 8 ranks and the soak"
 # Only what appeared counts: an older job's segment that Open MPI cleaned up meanwhile is none of
 # these runs' doing.
-new_shm=$(comm -13 <(echo "$shm_before") <(shm_segments))
+new_shm=$(comm -13 <(echo "$shm_before") <(shm_segments); ls -A "$SHM_DIR")
 [[ -z $new_shm ]] && pass "no shared-memory segment left behind" ||
   fail "new in /dev/shm: $(head -5 <<<"$new_shm")"
 
