@@ -431,7 +431,7 @@ MPI=("$MPIRUN" --bind-to none)
 # The runs that capture: an error in a capture then names the C++ frames it came through.
 GRAPHED=(env TORCH_SHOW_CPP_STACKTRACES=1 "${MPI[@]}")
 check graph_replay_tests 1/1 - 0 replay_cases_ran -- "${GRAPHED[@]}" -np 1 "$TESTS_BIN" \
-  '--test-case=*replay*'
+  --gpu '--test-case=*replay*'
 graph=(-np 1 "$BIN" --backend nccl --model mlp --optimizer adam --lr 0.002 --lr-schedule onecycle
   --device cuda --batch-size 64 "${COMMON[@]}" --max-steps 200)
 check graph_equality_eager 1/1 - 0 - -- "${MPI[@]}" "${graph[@]}" --cuda-graph off \
@@ -439,10 +439,10 @@ check graph_equality_eager 1/1 - 0 - -- "${MPI[@]}" "${graph[@]}" --cuda-graph o
 check graph_equality 1/1 - 0 same_parameters_as_eager -- "${GRAPHED[@]}" "${graph[@]}" \
   --cuda-graph on --export-model "$LOG_DIR/graph_equality.pt"
 check nccl_tests "$NGPU/$NGPU" - 0 nccl_cases_ran -- \
-  "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" '--test-case=*nccl*'
+  "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" --gpu '--test-case=*nccl*'
 ranks=$((NGPU + 1))
 check nccl_tests_more_ranks "$ranks/$NGPU" - 0 more_ranks_refused -- \
-  "${MPI[@]}" -np "$ranks" --oversubscribe "$TESTS_BIN" '--test-case=*nccl*'
+  "${MPI[@]}" -np "$ranks" --oversubscribe "$TESTS_BIN" --gpu '--test-case=*nccl*'
 
 ddp=(--device cuda --batch-size "$PER_RANK_BATCH" "${COMMON[@]}")
 check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
