@@ -12,6 +12,10 @@
 # FOR_ANY_LIBTORCH is for the doctest programs: c10 includes glog, whose one-argument CHECK macro
 # replaces doctest's CHECK when it comes after <doctest/doctest.h>. The precompiled header always
 # comes first, so doctest's macros win wherever LibTorch is included at all.
+#
+# In a unity build (MNIST_DDP_UNITY) each batch parses LibTorch's headers once anyway, and the
+# precompiled header would only add its own compile ahead of every batch: only the doctest
+# programs get one, for the order above, which the first of them makes and the others reuse.
 
 # Folders that quoted includes are looked up in, after the including file's own.
 set(TORCH_PCH_INCLUDE_ROOTS "${PROJECT_SOURCE_DIR}/lib" "${PROJECT_SOURCE_DIR}/tests")
@@ -54,6 +58,15 @@ endfunction()
 
 function(torch_pch target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "FOR_ANY_LIBTORCH" "REUSE_FROM" "")
+  if(CMAKE_UNITY_BUILD)
+    if(NOT arg_FOR_ANY_LIBTORCH)
+      return()
+    endif()
+    get_property(arg_REUSE_FROM GLOBAL PROPERTY torch_pch_first_doctest_program)
+    if(NOT arg_REUSE_FROM)
+      set_property(GLOBAL PROPERTY torch_pch_first_doctest_program ${target})
+    endif()
+  endif()
   set(pattern "^#include <torch/")
   if(arg_FOR_ANY_LIBTORCH)
     set(pattern "^#include <(torch|ATen|c10)/")
