@@ -249,8 +249,9 @@ if [[ -f $BUILD_DIR/CMakeCache.txt ]]; then
 fi
 nccl_mode=ON
 ((TORCH_HAS_CUDA)) || nccl_mode=AUTO
+# No unity batches: two sources that clash only under this LibTorch's headers cannot stop the build.
 configure_args=(-S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release
-                -DMNIST_DDP_NCCL="$nccl_mode" -DMNIST_DDP_CUDA_GRAPHS=AUTO
+                -DMNIST_DDP_NCCL="$nccl_mode" -DMNIST_DDP_CUDA_GRAPHS=AUTO -DMNIST_DDP_UNITY=OFF
                 -DTorch_DIR="$TORCH_CONFIG_DIR" "${CMAKE_HINTS[@]}")
 if [[ -n $CUDA_ROOT ]]; then
   configure_args+=(-DCUDAToolkit_ROOT="$CUDA_ROOT" -DCMAKE_CUDA_COMPILER="$CUDA_ROOT/bin/nvcc")
