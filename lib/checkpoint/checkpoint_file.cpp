@@ -7,7 +7,7 @@
 #include <ATen/ATen.h>
 #include <zlib.h>
 
-#include "checkpoint/json_integer.hpp"
+#include "checkpoint/json_read.hpp"
 #include "common/error.hpp"
 
 namespace mnist_ddp::checkpoint {
@@ -16,6 +16,8 @@ namespace {
 constexpr char kMagic[8] = {'M', 'D', 'D', 'P', 'C', 'K', 'P', 'T'};
 constexpr size_t kPreamble = sizeof(kMagic) + 4 + 8;  // magic, version, header length
 constexpr size_t kTrailer = 4;                        // CRC-32 of everything before it
+constexpr size_t kMaxHeaderBytes = 1 << 20;           // a model's header takes a few KB
+constexpr size_t kMaxDims = 8;                        // a model's tensors have at most 4
 
 const std::map<std::string, at::ScalarType>& known_dtypes() {
   static const std::map<std::string, at::ScalarType> dtypes = {{"float32", at::kFloat},
@@ -114,8 +116,9 @@ CheckpointContents decode_checkpoint(const std::string& bytes, const std::string
   if (json_size > body - kPreamble) fail(origin, "header length exceeds the file");
 
   CheckpointContents contents;
+  contents.meta = parse_bounded_json(std::string_view(bytes).substr(kPreamble, json_size),
+                                     kMaxHeaderBytes, origin + ": malformed header");
   try {
-    contents.meta = nlohmann::json::parse(bytes.substr(kPreamble, json_size));
     const size_t payload_start = kPreamble + json_size;
     const size_t payload_size = body - payload_start;
     for (const nlohmann::json& entry : contents.meta.at("tensors")) {
@@ -123,22 +126,29 @@ CheckpointContents decode_checkpoint(const std::string& bytes, const std::string
       const auto dtype = known_dtypes().find(entry.at("dtype").get<std::string>());
       if (dtype == known_dtypes().end()) fail(origin, "tensor '" + name + "' has an unknown type");
       const nlohmann::json& dims = entry.at("shape");
-      if (!dims.is_array()) fail(origin, "tensor '" + name + "' has a bad shape");
+      if (!dims.is_array() || dims.size() > kMaxDims) {
+        fail(origin, "tensor '" + name + "' has a bad shape");
+      }
       const auto offset = exact_integer<std::uint64_t>(entry.at("offset"));
       const auto size = exact_integer<std::uint64_t>(entry.at("bytes"));
       if (!offset || !size) fail(origin, "tensor '" + name + "' does not fit the file");
       std::vector<std::int64_t> shape;
-      std::uint64_t expected = at::elementSize(dtype->second);
+      // The bytes of the shape with its zero sizes left out: an empty tensor's other sizes must
+      // fit the file too, or a [0, 2^62, 2^62] tensor would overflow LibTorch's size checks.
+      std::uint64_t nonzero_bytes = at::elementSize(dtype->second);
+      bool empty = false;
       for (const nlohmann::json& dim : dims) {
         const auto d = exact_integer<std::int64_t>(dim);
         if (!d || *d < 0) fail(origin, "tensor '" + name + "' has a bad shape");
+        empty = empty || *d == 0;
         // Bounded by the payload before multiplying, so no product can overflow.
-        if (*d > 0 && expected > payload_size / static_cast<std::uint64_t>(*d)) {
+        if (*d > 0 && nonzero_bytes > payload_size / static_cast<std::uint64_t>(*d)) {
           fail(origin, "tensor '" + name + "' does not fit the file");
         }
-        expected *= static_cast<std::uint64_t>(*d);
+        if (*d > 0) nonzero_bytes *= static_cast<std::uint64_t>(*d);
         shape.push_back(*d);
       }
+      const std::uint64_t expected = empty ? 0 : nonzero_bytes;
       if (*size != expected || *offset > payload_size || *size > payload_size - *offset) {
         fail(origin, "tensor '" + name + "' does not fit the file");
       }

@@ -7,7 +7,7 @@
 
 #include <torch/version.h>
 
-#include "checkpoint/json_integer.hpp"
+#include "checkpoint/json_read.hpp"
 #include "common/error.hpp"
 
 namespace mnist_ddp::checkpoint {
@@ -45,6 +45,7 @@ nlohmann::json to_json(const CheckpointMeta& meta) {
   return {{"format", kFormatName},
           {"mnist_ddp_version", MNIST_DDP_VERSION},
           {"libtorch_version", TORCH_VERSION},
+          {"run", meta.run},
           {"world_size", meta.world_size},
           {"training", meta.training},
           {"progress",
@@ -63,6 +64,11 @@ CheckpointMeta read_checkpoint_meta(const nlohmann::json& header) {
     throw CheckpointError("not an mnist_ddp training checkpoint (format " + format.dump() + ")");
   }
   CheckpointMeta meta;
+  const nlohmann::json run = header.value("run", nlohmann::json(""));  // absent before run ids
+  if (!run.is_string()) {
+    throw CheckpointError("the checkpoint's header has 'run' = " + run.dump() + ", not a string");
+  }
+  meta.run = run.get<std::string>();
   meta.world_size = integer_field<int>(header, "", "world_size", 1);
   meta.training = field(header, "", "training");
   if (!meta.training.is_object()) {

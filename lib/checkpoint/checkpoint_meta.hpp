@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,7 @@ struct TrainProgress {
 
 /// The header of a training checkpoint (the file format's JSON part; the tensors come apart).
 struct CheckpointMeta {
+  std::string run;          // the run's id: made at its start, kept by every resume ("" before)
   int world_size = 0;       // ranks of the run that wrote it
   TrainProgress progress;   // where that run stood
   nlohmann::json training;  // the options that shape training (see training_checkpoint.cpp)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <random>
 
 #include <ATen/ATen.h>
 
@@ -29,6 +30,15 @@ const char* describe(CheckpointPoint point) {
   return "unknown";
 }
 
+/// 64 random bits as hex: unique among the runs that could share a folder.
+std::string new_run_id() {
+  std::random_device source;
+  const std::uint64_t bits = (std::uint64_t{source()} << 32) | source();
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(bits));
+  return text;
+}
+
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
   char text[32];
@@ -49,20 +59,25 @@ Checkpointer::Checkpointer(const config::TrainConfig& config, const distributed:
 }
 
 std::optional<CheckpointContents> Checkpointer::load() {
-  if (config_.resume == "never") return std::nullopt;
   std::optional<StoredCheckpoint> stored;
+  // Fails here, on rank 0, agreed: a damaged checkpoint ends every rank with exit 4, a folder
+  // this run may not write into with exit 2.
   distributed::run_agreed(world_, "reading the checkpoint", [&] {
     if (world_.rank() != 0) return;
     if (config_.resume == "auto") {
       stored = store_->newest_intact([](const std::string& warning) {
         std::fprintf(stderr, "mnist_ddp: warning: %s\n", warning.c_str());
       });
-    } else {
+    } else if (config_.resume != "never") {
       stored = read_checkpoint(config_.resume);
     }
-    // Fail here, on rank 0, agreed: a damaged file or header ends every rank with exit 4.
-    if (stored) read_checkpoint_meta(decode_checkpoint(stored->bytes, stored->path).meta);
+    if (store_ && !config_.eval_only) {
+      run_ = stored ? stored->meta.run : new_run_id();
+      store_->claim(run_, stored ? std::optional(stored->meta) : std::nullopt,
+                    config_.replace_checkpoints);
+    }
   });
+  if (config_.resume == "never") return std::nullopt;
   at::Tensor found = at::full({1}, stored ? 1 : 0, at::kLong);
   comm_.broadcast(found, /*root=*/0);
   if (found.item<std::int64_t>() == 0) {
@@ -90,14 +105,17 @@ std::optional<CheckpointContents> Checkpointer::load() {
 void Checkpointer::save(CheckpointPoint point, const std::function<CheckpointContents()>& collect) {
   if (config_.checkpoint_dir.empty()) return;
   const auto start = std::chrono::steady_clock::now();
-  const CheckpointContents contents = collect();  // collective
+  CheckpointContents contents = collect();  // collective
   std::string path;
   std::size_t size = 0;
   std::int64_t step = 0;
   distributed::run_agreed(world_, "writing the checkpoint", [&] {
     if (world_.rank() != 0) return;
+    CheckpointMeta meta = read_checkpoint_meta(contents.meta);
+    meta.run = run_;
+    contents.meta = to_json(meta);
     const std::string bytes = encode_checkpoint(contents);
-    const TrainProgress progress = read_checkpoint_meta(contents.meta).progress;
+    const TrainProgress& progress = meta.progress;
     nlohmann::json manifest = {{"format", "mnist_ddp checkpoint manifest"},
                                {"step", progress.step},
                                {"epochs_completed", progress.epoch},

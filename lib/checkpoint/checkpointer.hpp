@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "checkpoint/checkpoint_file.hpp"
 #include "checkpoint/checkpoint_point.hpp"
@@ -35,7 +36,8 @@ class Checkpointer {
   /// Collective: the checkpoint --resume names (auto: the newest intact one in
   /// --checkpoint-dir, skipping damaged ones with a warning), read by rank 0 and broadcast.
   /// Empty for --resume never, or auto with no checkpoint yet. Every rank ends with exit code
-  /// 4 when it is missing or damaged.
+  /// 4 when it is missing or damaged, and with 2 when a training run would write into a folder
+  /// that holds checkpoints it does not continue from (Note [A folder holds one run]).
   std::optional<CheckpointContents> load();
 
   /// Collective, when --checkpoint-dir is set (else nothing happens): `collect` gathers the run's
@@ -53,6 +55,7 @@ class Checkpointer {
   distributed::Communicator& comm_;
   const Log& log_;
   std::unique_ptr<CheckpointStore> store_;  // rank 0 only, when --checkpoint-dir is set
+  std::string run_;                         // rank 0: the id of the run, new or resumed
   std::optional<EpochMetrics> last_epoch_;
 };
 

@@ -32,6 +32,8 @@ using StatePointer = typename OptimizerStateMap::mapped_type;
 
 std::string prefix(size_t index) { return "optimizer/" + std::to_string(index) + "/"; }
 
+constexpr const char* kAdamFields[] = {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+
 const at::Tensor& required(const std::map<std::string, at::Tensor>& saved,
                            const std::string& name) {
   const auto found = saved.find(name);
@@ -73,9 +75,8 @@ std::int64_t adam_step(const std::map<std::string, at::Tensor>& saved, const std
 StatePointer adam_state(const std::map<std::string, at::Tensor>& saved, size_t index,
                         const at::Tensor& p) {
   const std::string base = prefix(index);
-  const char* fields[] = {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   bool any = false;
-  for (const char* field : fields) any = any || saved.count(base + field) != 0;
+  for (const char* field : kAdamFields) any = any || saved.count(base + field) != 0;
   if (!any) return nullptr;
   auto state = std::make_unique<torch::optim::AdamParamState>();
   state->step(adam_step(saved, base + "step"));
@@ -140,6 +141,20 @@ NamedTensors optimizer_state_tensors(torch::optim::Optimizer& optimizer,
     }
   }
   return tensors;
+}
+
+std::vector<std::string> optimizer_state_names(torch::optim::Optimizer& optimizer,
+                                               std::size_t parameter_count) {
+  const bool is_adam = dynamic_cast<torch::optim::Adam*>(&optimizer) != nullptr;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < parameter_count; ++i) {
+    if (is_adam) {
+      for (const char* field : kAdamFields) names.push_back(prefix(i) + field);
+    } else {
+      names.push_back(prefix(i) + "momentum_buffer");
+    }
+  }
+  return names;
 }
 
 void load_optimizer_state(torch::optim::Optimizer& optimizer,

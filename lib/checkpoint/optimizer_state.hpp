@@ -29,6 +29,10 @@ OptimizerStateKey optimizer_state_key(const at::Tensor& parameter);
 NamedTensors optimizer_state_tensors(torch::optim::Optimizer& optimizer,
                                      const std::vector<at::Tensor>& parameters);
 
+/// Every name optimizer_state_tensors can give for `optimizer` with `parameter_count` parameters.
+std::vector<std::string> optimizer_state_names(torch::optim::Optimizer& optimizer,
+                                               std::size_t parameter_count);
+
 /// Replaces the optimizer's state by the entries of `saved` (as written by
 /// optimizer_state_tensors), copied onto the parameters' devices. Throws CheckpointError naming
 /// the entry when one is missing (an Adam state needs step, exp_avg and exp_avg_sq), does not

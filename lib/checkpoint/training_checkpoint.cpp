@@ -2,7 +2,9 @@
 #include "checkpoint/training_checkpoint.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -75,6 +77,20 @@ std::vector<std::pair<at::Tensor, at::Tensor>> checked_module_tensors(
   for (const auto& item : model.named_parameters()) add("model/" + item.key(), item.value());
   for (const auto& item : model.named_buffers()) add("buffer/" + item.key(), item.value());
   return pairs;
+}
+
+/// Throws CheckpointError naming the first tensor of `saved` that is not among `known`, nor a
+/// name `also_known` accepts: a tensor the run does not have is another model's.
+void check_all_known(const std::map<std::string, at::Tensor>& saved,
+                     const std::vector<std::pair<at::Tensor, at::Tensor>>& module_tensors,
+                     const std::function<bool(const std::string&)>& also_known) {
+  std::set<const at::TensorImpl*> used;
+  for (const auto& [into, from] : module_tensors) used.insert(from.unsafeGetTensorImpl());
+  for (const auto& [name, tensor] : saved) {
+    if (!used.count(tensor.unsafeGetTensorImpl()) && !also_known(name)) {
+      throw CheckpointError("the checkpoint holds '" + name + "', which this run does not have");
+    }
+  }
 }
 
 void copy_module_tensors(const std::vector<std::pair<at::Tensor, at::Tensor>>& pairs) {
@@ -174,7 +190,7 @@ CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64
                                    const at::Tensor& rng_states,
                                    const at::Tensor& cuda_rng_states) {
   CheckpointContents contents;
-  contents.meta = to_json({world_size, progress, training_shape(config, train_size)});
+  contents.meta = to_json({"", world_size, progress, training_shape(config, train_size)});
   for (const auto& item : model.named_parameters()) {
     contents.tensors.emplace_back("model/" + item.key(), item.value());
   }
@@ -205,6 +221,12 @@ RestoredRun restore_checkpoint(const CheckpointContents& contents,
   }
   const std::map<std::string, at::Tensor> saved = by_name(contents);
   const auto module_tensors = checked_module_tensors(saved, model);
+  const std::vector<std::string> state_names =
+      optimizer_state_names(optimizer, model.parameters().size());
+  check_all_known(saved, module_tensors, [&](const std::string& name) {
+    return name == "rng_states" || name == "cuda_rng_states" ||
+           std::find(state_names.begin(), state_names.end(), name) != state_names.end();
+  });
   at::Tensor rng_states = checked_rng_states(saved, meta.world_size);
   at::Tensor cuda_rng_states = checked_cuda_rng_states(saved, meta.world_size);
   // Checks every entry before it replaces the optimizer's state.
@@ -218,12 +240,18 @@ void restore_model(const CheckpointContents& contents, const std::string& model_
                    model::Classifier& model) {
   const nlohmann::json name =
       read_checkpoint_meta(contents.meta).training.value("model", nlohmann::json("unknown"));
-  const std::string saved = name.is_string() ? name.get<std::string>() : name.dump();
-  if (saved != model_name) {
-    throw CheckpointError("the checkpoint holds a '" + saved + "' model, not '" + model_name +
-                          "' (pass --model " + saved + ")");
+  const std::string saved_model = name.is_string() ? name.get<std::string>() : name.dump();
+  if (saved_model != model_name) {
+    throw CheckpointError("the checkpoint holds a '" + saved_model + "' model, not '" + model_name +
+                          "' (pass --model " + saved_model + ")");
   }
-  copy_module_tensors(checked_module_tensors(by_name(contents), model));
+  const std::map<std::string, at::Tensor> saved = by_name(contents);
+  const auto module_tensors = checked_module_tensors(saved, model);
+  // The optimizer and generator states are the training run's, not the model's.
+  check_all_known(saved, module_tensors, [](const std::string& name) {
+    return name.rfind("model/", 0) != 0 && name.rfind("buffer/", 0) != 0;
+  });
+  copy_module_tensors(module_tensors);
 }
 
 }  // namespace mnist_ddp::checkpoint

@@ -57,6 +57,7 @@ std::vector<std::pair<std::string, std::string>> describe_config(const TrainConf
       {"checkpoint-every", text(c.checkpoint_every)},
       {"keep-last", text(c.keep_last)},
       {"resume", c.resume},
+      {"replace-checkpoints", text(c.replace_checkpoints)},
       {"eval-only", text(c.eval_only)},
       {"export-model", path(c.export_model)},
       {"metrics-file", path(c.metrics_file)},

@@ -156,10 +156,15 @@ po::options_description training_options(TrainConfig& config) {
       po::value(&config.checkpoint_every)->default_value(defaults.checkpoint_every),
       "also checkpoint every N optimizer steps (0: epoch ends only)")(
       "keep-last", po::value(&config.keep_last)->default_value(defaults.keep_last),
-      "checkpoints to keep in --checkpoint-dir, newest first")(
+      "checkpoints of this run to keep in --checkpoint-dir, newest first; pruning never "
+      "touches another run's")(
       "resume", po::value(&config.resume)->default_value(defaults.resume),
       "never; auto (the newest intact checkpoint in --checkpoint-dir, if any); or the path of "
       "a checkpoint (.mddp) or its manifest (.json)")(
+      "replace-checkpoints", flag(&config.replace_checkpoints, defaults.replace_checkpoints),
+      "let a run write into a --checkpoint-dir that holds checkpoints it does not continue from "
+      "(another run's; a fresh start's folder; its own after the one resumed), and delete them "
+      "once it has written its first checkpoint; without it such a run exits 2")(
       "eval-only", flag(&config.eval_only, defaults.eval_only),
       "evaluate the --resume checkpoint on the test set and exit; no training")(
       "export-model", optional_path(&config.export_model),

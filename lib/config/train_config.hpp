@@ -65,6 +65,7 @@ struct TrainConfig {
   std::int64_t checkpoint_every = 0;  // also every N optimizer steps; 0 means epoch ends only
   int keep_last = 3;                  // checkpoints kept in checkpoint_dir, newest first
   std::string resume = "never";       // never | auto (newest intact in checkpoint_dir) | a path
+  bool replace_checkpoints = false;   // delete checkpoint_dir's checkpoints the run won't continue
   bool eval_only = false;             // evaluate the --resume checkpoint; no training
   std::string export_model;           // after training, save the model alone here (torch::save)
 

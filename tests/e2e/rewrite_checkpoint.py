@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """tests/e2e/rewrite_checkpoint.py — provides: a reader and writer of mnist_ddp checkpoint files
 written from the format's description alone (lib/checkpoint/checkpoint_file.hpp), to make
-checkpoints with exactly one defect: a tensor dropped, a tensor's first dimension changed, or
-another format version. The payload is re-laid and the CRC recomputed, so the file is otherwise
-well formed; with no option the copy is equivalent to the original.
+checkpoints with exactly one defect: a tensor dropped, added or with its first dimension
+changed, a header nested too deep, or another format version. The payload is re-laid and the
+CRC recomputed, so the file is otherwise well formed; with no option the copy is equivalent to
+the original.
 
 Format, little-endian throughout: magic "MDDPCKPT", uint32 format version, uint64 header length,
 the JSON header (with "tensors": [{name, dtype, shape, offset, bytes}], offsets relative to the
 payload), the payload, and a uint32 CRC-32 (zlib) of everything before it.
 
-Usage: rewrite_checkpoint.py IN OUT [--drop NAME]... [--reshape NAME]... [--version N]
+Usage: rewrite_checkpoint.py IN OUT [--drop NAME]... [--add NAME]... [--reshape NAME]...
+                             [--nest DEPTH] [--version N]
 """
 import argparse
 import json
@@ -52,14 +54,18 @@ def read(path):
     return version, header, tensors
 
 
-def write(path, version, header, tensors):
-    """Writes the header's tensors in its order, contiguous from offset 0, and the CRC."""
+def write(path, version, header, tensors, nest=0):
+    """Writes the header's tensors in its order, contiguous from offset 0, and the CRC; with
+    `nest`, the header gains a key "nested" holding arrays `nest` deep (written as text: Python's
+    json recurses once per level)."""
     payload = b""
     for entry in header["tensors"]:
         entry["offset"] = len(payload)
         entry["bytes"] = len(tensors[entry["name"]])
         payload += tensors[entry["name"]]
     text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    if nest:
+        text = text[:-1] + b',"nested":' + b"[" * nest + b"]" * nest + b"}"
     data = PREAMBLE.pack(MAGIC, version, len(text)) + text + payload
     with open(path, "wb") as f:
         f.write(data + TRAILER.pack(zlib.crc32(data)))
@@ -71,6 +77,10 @@ def main():
     parser.add_argument("output")
     parser.add_argument("--drop", action="append", default=[], metavar="NAME",
                         help="leave this tensor out")
+    parser.add_argument("--add", action="append", default=[], metavar="NAME",
+                        help="add a float32 tensor of shape [2] under this name")
+    parser.add_argument("--nest", type=int, default=0, metavar="DEPTH",
+                        help="add arrays nested DEPTH deep to the header")
     parser.add_argument("--reshape", action="append", default=[], metavar="NAME",
                         help="add 1 to this tensor's first dimension (zero-filled)")
     parser.add_argument("--version", type=int, help="write this format version")
@@ -89,7 +99,11 @@ def main():
         row = len(tensors[name]) // entry["shape"][0]  # bytes per index of the first dimension
         entry["shape"][0] += 1
         tensors[name] += bytes(row)
-    write(args.output, args.version if args.version is not None else version, header, tensors)
+    for name in args.add:
+        header["tensors"].append({"name": name, "dtype": "float32", "shape": [2]})
+        tensors[name] = bytes(8)
+    write(args.output, args.version if args.version is not None else version, header, tensors,
+          args.nest)
 
 
 if __name__ == "__main__":

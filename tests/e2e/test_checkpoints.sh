@@ -117,6 +117,48 @@ check_bad_checkpoint \
 check_bad_checkpoint "written in checkpoint format version 2; this build reads versions up to 1" \
   "$WORK/ck" --resume "$WORK/v2.mddp"
 
+"${REWRITE[@]}" "$WORK/extra.mddp" --add model/extra
+check_bad_checkpoint "the checkpoint holds 'model/extra', which this run does not have" \
+  "$WORK/ck" --resume "$WORK/extra.mddp"
+# Crafted input: before depths were bounded, these crashed the reader (SIGSEGV).
+"${REWRITE[@]}" "$WORK/deep.mddp" --nest 200000
+check_bad_checkpoint "malformed header: nested deeper than 16 levels" "$WORK/ck" \
+  --resume "$WORK/deep.mddp"
+cp -r "$WORK/ck" "$WORK/deep_manifest"
+python3 -c 'import sys; open(sys.argv[1], "w").write("{\"bytes\": " + "[" * 200000 + "]" * 200000 + "}")' \
+  "$WORK/deep_manifest/ckpt-step-999999999.json"
+run_mpi 2 "${LINEAR[@]}" --checkpoint-dir "$WORK/deep_manifest" --resume auto --max-steps 1
+expect_exit 0 "resume auto past a manifest nested 200,000 deep"
+expect_once err "malformed manifest: nested deeper than 16 levels" "the deep manifest is reported"
+# Read only once known to be a regular file of bounded size: /dev/zero would fill the memory.
+ln -s /dev/zero "$WORK/zero.mddp"
+check_bad_checkpoint "checkpoint '$WORK/zero.mddp' is not a regular file" "$WORK/ck" \
+  --resume "$WORK/zero.mddp"
+
+# --- A folder holds one run: another run's checkpoints are neither pruned nor resumed --------
+ONE=(--data-dir "$DATA" --threads 1 --checkpoint-dir "$WORK/one")
+run_mpi 2 "${ONE[@]}" --max-steps 10 --checkpoint-every 10
+expect_exit 0 "another run's checkpoint at step 10"
+before=$(folder_hash "$WORK/one")
+run_mpi 2 "${ONE[@]}" --max-steps 5 --checkpoint-every 5 --keep-last 1
+expect_exit 2 "a fresh run into a folder of another run's checkpoints"
+expect_once err "--checkpoint-dir '$WORK/one' holds checkpoints of an earlier run" \
+  "the refusal names the folder"
+expect_once err "pass --replace-checkpoints" "the refusal names the option"
+[[ $(folder_hash "$WORK/one") == "$before" ]] || fail "the refused run changed the folder"
+run_mpi 2 "${ONE[@]}" --max-steps 5 --checkpoint-every 5 --keep-last 1 --replace-checkpoints
+expect_exit 0 "--replace-checkpoints"
+expect_once out "(every-n-steps) step 5 -> $WORK/one/ckpt-step-000000005.mddp" \
+  "the run's checkpoint is logged"
+if [[ $(ls "$WORK/one") == "$(printf 'ckpt-step-000000005.json\nckpt-step-000000005.mddp')" ]]; then
+  pass "the run keeps its own checkpoint and replaces the other run's"
+else
+  fail "after --replace-checkpoints the folder holds: $(ls "$WORK/one")"
+fi
+run_mpi 2 "${ONE[@]}" --max-steps 6 --resume auto
+expect_exit 0 "resume auto after --replace-checkpoints"
+expect_once out "# resume: $WORK/one/ckpt-step-000000005.mddp (step 5," "it resumes the run's own"
+
 # --- File modes: the umask decides, as for any standard tool ----------------------------------
 for mask in 022 077; do
   want=644

@@ -56,7 +56,16 @@ void write(const std::string& path, const char* data, std::size_t size) {
 /// manifests (tests/fuzz/corpus/fuzz_checkpoint_store/), so mutations start from a match.
 std::string intact_checkpoint() {
   checkpoint::CheckpointContents contents;
-  contents.meta = {{"step", 1}};
+  contents.meta = {{"format", "mnist_ddp checkpoint"},
+                   {"world_size", 1},
+                   {"training", nlohmann::json::object()},
+                   {"progress",
+                    {{"epoch", 0},
+                     {"step", 1},
+                     {"position", 0},
+                     {"loss_sum", 0.0},
+                     {"loss_count", 0},
+                     {"images", 0}}}};
   contents.tensors = {{"w", at::tensor(std::vector<float>{1.0f, -2.0f})},
                       {"b", at::tensor(std::vector<std::uint8_t>{9})}};
   return checkpoint::encode_checkpoint(contents);
@@ -81,7 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   mnist_ddp::fuzz::expect_only<mnist_ddp::CheckpointError>(
       [&] { decode(checkpoint::read_checkpoint(manifest)); });
   mnist_ddp::fuzz::expect_only<mnist_ddp::CheckpointError>([&] {
-    const checkpoint::CheckpointStore store(folder().path, /*keep_last=*/3);
+    checkpoint::CheckpointStore store(folder().path, /*keep_last=*/3);
     const auto newest = store.newest_intact([](const std::string&) {});
     require_property(newest.has_value(), "a folder with a manifest is never empty");
     decode(*newest);

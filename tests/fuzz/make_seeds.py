@@ -51,8 +51,11 @@ def raw_checkpoint(header_text, payload):
 
 
 # The checkpoint tests/fuzz/fuzz_checkpoint_store.cpp writes beside each fuzzed manifest.
-STORE_CHECKPOINT = checkpoint({"step": 1}, [("w", "float32", [2], struct.pack("<2f", 1, -2)),
-                                            ("b", "uint8", [1], b"\x09")])
+STORE_META = {"format": "mnist_ddp checkpoint", "world_size": 1, "training": {},
+              "progress": {"epoch": 0, "step": 1, "position": 0, "loss_sum": 0.0,
+                           "loss_count": 0, "images": 0}}
+STORE_CHECKPOINT = checkpoint(STORE_META, [("w", "float32", [2], struct.pack("<2f", 1, -2)),
+                                           ("b", "uint8", [1], b"\x09")])
 
 
 # A training checkpoint as lib/checkpoint/training_checkpoint.cpp writes it, for the run that
@@ -270,6 +273,9 @@ def seeds():
         "not_an_object": b"[1, 2, 3]\n",
         "not_json": b"{\"file\": \n",
         "empty": b"",
+        "of_a_run": manifest(run="0123456789abcdef"),
+        "run_as_number": manifest(run=7),
+        "nested_deep": b"{\"bytes\": " + b"[" * 40 + b"]" * 40 + b"}\n",
     }
 
 

@@ -287,6 +287,17 @@ TEST_SUITE("checkpoint file") {
         {R"({"tensors":[)" + entry("uint8", "2", "0", "2") + "]}", "bad shape"},
         {R"({"tensors":[)" + entry("uint8", "[1]", "1e30", "1") + "]}", "does not fit"},
         {R"({"tensors":[)" + entry("uint8", "[1]", "0", "1.0") + "]}", "does not fit"},
+        // An empty tensor's other sizes must fit the file too: LibTorch's checks overflow.
+        {R"({"tensors":[)" +
+             entry("uint8", "[0,4611686018427387904,4611686018427387904]", "0", "0") + "]}",
+         "does not fit"},
+        {R"({"tensors":[)" + entry("uint8", "[1,1,1,1,1,1,1,1,1]", "0", "1") + "]}", "bad shape"},
+        {R"({"tensors":[],"x":)" + std::string(17, '[') + std::string(17, ']') + "}",
+         "nested deeper than 16 levels"},
+        // A stack overflow before depths were bounded.
+        {R"({"tensors":[],"x":)" + std::string(200000, '[') + std::string(200000, ']') + "}",
+         "nested deeper than 16 levels"},
+        {R"({"tensors":[],"x":")" + std::string(1 << 20, 'x') + "\"}", "allowed"},
     };
     for (const Case& c : cases) {
       CAPTURE(c.header);

@@ -67,6 +67,7 @@ const Shown kDocumentedDefaults = {
     {"checkpoint-every", "0"},
     {"keep-last", "3"},
     {"resume", "never"},
+    {"replace-checkpoints", "false"},
     {"eval-only", "false"},
     {"export-model", "-"},
     {"metrics-file", "-"},
@@ -129,6 +130,7 @@ const std::vector<OptionCase> kOptionCases = {
     {{"--resume", "run/ckpt-step-000000100.mddp"}, {{"resume", "run/ckpt-step-000000100.mddp"}}},
     // --eval-only needs a checkpoint to evaluate.
     {{"--eval-only", "--resume", "c.mddp"}, {{"eval-only", "true"}, {"resume", "c.mddp"}}},
+    {{"--replace-checkpoints"}, {{"replace-checkpoints", "true"}}},
     {{"--export-model", "model.pt"}, {{"export-model", "model.pt"}}},
     {{"--metrics-file", "m.jsonl"}, {{"metrics-file", "m.jsonl"}}},
     {{"--log-every", "10"}, {{"log-every", "10"}}},

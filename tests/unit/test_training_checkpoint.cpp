@@ -218,6 +218,29 @@ TEST_CASE("a tensor of the wrong shape or a missing tensor is named") {
   }
 }
 
+TEST_CASE("a tensor that the run does not have is refused, naming it") {
+  for (const std::string& optimizer : {std::string("sgd"), std::string("adam")}) {
+    CAPTURE(optimizer);
+    Run writer(with_optimizer(optimizer));
+    for (const std::string& name :
+         {std::string("model/extra"), std::string("buffer/extra"), std::string("extra"),
+          std::string("optimizer/2/exp_avg"), std::string("optimizer/0/unknown")}) {
+      CAPTURE(name);
+      CheckpointContents contents = writer.checkpoint();
+      contents.tensors.emplace_back(name, at::zeros({2}));
+      const std::string refusal =
+          "the checkpoint holds '" + name + "', which this run does not have";
+      CHECK(checkpoint_error([&] { Run(with_optimizer(optimizer)).restore(contents); }) == refusal);
+      if (name.rfind("model/", 0) == 0 || name.rfind("buffer/", 0) == 0) {
+        CHECK(checkpoint_error([&] {
+                auto model = model::make_model("linear");
+                checkpoint::restore_model(contents, "linear", *model);
+              }) == refusal);
+      }
+    }
+  }
+}
+
 TEST_CASE("a model tensor of another element type is refused, not converted") {
   Run writer;
   CheckpointContents contents = writer.checkpoint();

@@ -1,15 +1,27 @@
-// lib/checkpoint/json_integer.hpp — provides: exact_integer<T>, a JSON number read as an integer
-// type only when it is an integer that the type holds exactly.
+// lib/checkpoint/json_read.hpp — provides: parse_bounded_json, JSON text parsed only within a
+// size and a nesting depth, and exact_integer<T>, a JSON number read as an integer type only when
+// it is an integer that the type holds exactly.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
 
 namespace mnist_ddp::checkpoint {
+
+/// The deepest nesting a manifest or checkpoint header may have (they use three levels).
+constexpr int kMaxJsonDepth = 16;
+
+/// `text` parsed, when it is JSON of at most `max_bytes` bytes nested at most kMaxJsonDepth
+/// deep; otherwise throws CheckpointError("<what>: <the problem>"). Copying, printing or freeing
+/// a value recurses once per level, so an unbounded depth could exhaust the stack.
+nlohmann::json parse_bounded_json(std::string_view text, std::size_t max_bytes,
+                                  const std::string& what);
 
 /// `value` as T when it is a JSON integer within T's range; nullopt for anything else (a
 /// fraction, a number beyond 64 bits, which nlohmann stores as a double, a string ...).
