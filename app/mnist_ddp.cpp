@@ -71,10 +71,9 @@ struct DataSets {
   data::Dataset test;
 };
 
-/// Agreed: the data sets, the run's outputs and the fault injector, which can fail on any rank.
+/// Agreed: the data sets and the fault injector, which can fail on any rank.
 DataSets load_data(const distributed::World& world, const config::TrainConfig& config,
-                   const distributed::DevicePlan& plan, distributed::Communicator& comm,
-                   const Log& log, std::unique_ptr<report::RunOutputs>& outputs,
+                   const distributed::DevicePlan& plan,
                    std::unique_ptr<train::FaultInjector>& faults) {
   DataSets sets;
   distributed::run_agreed(world, "loading the data", [&] {
@@ -87,7 +86,6 @@ DataSets load_data(const distributed::World& world, const config::TrainConfig& c
                        std::to_string(sets.train.size()) + "); run with at most " +
                        std::to_string(sets.train.size()) + " ranks");
     }
-    outputs = std::make_unique<report::RunOutputs>(config, plan, comm, log);
   });
   // Shards and step counts follow from the sizes: ranks given other data would not meet.
   distributed::run_agreed(world, "comparing the data sets", [&] {
@@ -181,9 +179,8 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
     communicator = distributed::make_communicator(world, plan, config.comm_timeout);
   });
   distributed::Communicator& comm = *communicator;
-  std::unique_ptr<report::RunOutputs> outputs;
   std::unique_ptr<train::FaultInjector> faults;  // MNIST_DDP_FAULT, a testing aid
-  const DataSets data = load_data(world, config, plan, comm, log, outputs, faults);
+  const DataSets data = load_data(world, config, plan, faults);
 
   report::print_banner(log, config);
   report::print_execution(log, plan, config, graphs);
@@ -202,6 +199,12 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   }
   if (saved)
     distributed::run_agreed(world, "restoring the checkpoint", [&] { trainer.restore(*saved); });
+  // Only now, so that a run that cannot start leaves the outputs of earlier runs as they were.
+  std::unique_ptr<report::RunOutputs> outputs;
+  distributed::run_agreed(world, "opening the run's outputs", [&] {
+    outputs = std::make_unique<report::RunOutputs>(config, plan, comm, log,
+                                                   /*resumed=*/saved.has_value());
+  });
   log.line("# data: %lld training images, %lld test images; %lld steps per epoch on each rank",
            static_cast<long long>(data.train.size()), static_cast<long long>(data.test.size()),
            static_cast<long long>(trainer.steps_per_epoch()));

@@ -174,14 +174,15 @@ po::options_description training_options(TrainConfig& config) {
   output.add_options()(
       "metrics-file", optional_path(&config.metrics_file),
       "write JSON Lines metrics (step records every --log-every steps, one per epoch, a "
-      "summary) from rank 0 to this file")(
+      "summary) from rank 0 to this file; a resumed run appends to it, any other replaces it")(
       "log-every", po::value(&config.log_every)->default_value(defaults.log_every),
       "every N optimizer steps: a progress line (when not live), a metrics step record and "
       "TensorBoard scalars (0: epoch ends only)")(
       "progress", po::value(&config.progress)->default_value(defaults.progress),
       "auto (a live line when stdout is a terminal, else plain lines), live, lines or off")(
       "tensorboard-dir", optional_path(&config.tensorboard_dir),
-      "write TensorBoard event files (loss, accuracy, lr, throughput, comm share) here")(
+      "write TensorBoard event files (loss, accuracy, lr, throughput, comm share) here: a new "
+      "file each run, resumed ones too; TensorBoard shows the folder's files as one run")(
       "report", optional_path(&config.report),
       "write a self-contained HTML report (curves, throughput, per-rank step time) to this file")(
       "timeline", optional_path(&config.timeline),

@@ -1,6 +1,14 @@
 // lib/report/metrics_writer.cpp — JSON Lines through nlohmann::json, which prints doubles with
-// enough digits to read back the same value.
+// enough digits to read back the same value; each record flushed as it is written, to a file
+// never reached through a symbolic link.
 #include "report/metrics_writer.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -17,12 +25,40 @@ nlohmann::json phase_record(const train::PhaseTimes& phases) {
           {"optimizer_s", phases.optimizer}};
 }
 
+/// Opens `path`, emptied unless `append` (then readable too, for ends_mid_line). O_NOFOLLOW: a
+/// symbolic link there is refused, never written through nor replaced (it may be /dev/stdout).
+int open_metrics_file(const std::string& path, bool append) {
+  const int open_flags = append ? O_RDWR | O_APPEND : O_WRONLY | O_TRUNC;
+  const int fd = open(path.c_str(), open_flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd >= 0) return fd;
+  if (errno == ELOOP) {
+    throw UsageError("--metrics-file '" + path + "' is a symbolic link; name the file itself");
+  }
+  throw UsageError("cannot open --metrics-file '" + path + "': " + std::strerror(errno));
+}
+
+/// Whether the file's last byte is not a newline: a record cut short by a killed run.
+bool ends_mid_line(int fd) {
+  struct stat info {};
+  char last = '\n';
+  return fstat(fd, &info) == 0 && info.st_size > 0 && pread(fd, &last, 1, info.st_size - 1) == 1 &&
+         last != '\n';
+}
+
 }  // namespace
 
-MetricsWriter::MetricsWriter(const std::string& path, RunFacts facts) : facts_(std::move(facts)) {
+MetricsWriter::MetricsWriter(const std::string& path, RunFacts facts, bool append)
+    : facts_(std::move(facts)) {
   if (path.empty()) return;
-  file_.open(path, std::ios::out | std::ios::trunc);
-  if (!file_) throw UsageError("cannot create --metrics-file '" + path + "'");
+  const int fd = open_metrics_file(path, append);
+  const bool close_line = append && ends_mid_line(fd);
+  file_.reset(fdopen(fd, "a"));
+  if (!file_) {
+    close(fd);
+    throw UsageError("cannot open --metrics-file '" + path + "': " + std::strerror(errno));
+  }
+  if (close_line)
+    std::fputc('\n', file_.get());  // reaches the file, or fails, with the next record
 }
 
 void MetricsWriter::write_step(const train::StepReport& step) {
@@ -101,10 +137,13 @@ void MetricsWriter::write_summary(const train::TrainSummary& summary, double wal
 }
 
 void MetricsWriter::write(nlohmann::json record) {
-  if (!file_.is_open()) return;
+  if (!file_) return;
   record["schema"] = kMetricsSchema;
-  file_ << record.dump() << '\n' << std::flush;
-  if (!file_) throw Error(ExitCode::kFailure, "writing the metrics file failed");
+  const std::string line = record.dump() + '\n';
+  if (std::fwrite(line.data(), 1, line.size(), file_.get()) != line.size() ||
+      std::fflush(file_.get()) != 0) {
+    throw Error(ExitCode::kFailure, "writing the metrics file failed");
+  }
 }
 
 }  // namespace mnist_ddp::report

@@ -4,7 +4,8 @@
 // away.
 #pragma once
 
-#include <fstream>
+#include <cstdio>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -28,9 +29,11 @@ struct RunFacts {
 
 class MetricsWriter {
  public:
-  /// Opens (truncates) `path`; an empty path makes a writer that writes nothing.
-  /// Throws UsageError when the file cannot be created.
-  MetricsWriter(const std::string& path, RunFacts facts);
+  /// A new run empties `path`; a resumed run (`append`) adds to its end, first closing a line a
+  /// killed run left unfinished. Created with mode 0666 less the umask. An empty path makes a
+  /// writer that writes nothing. Throws UsageError when the file cannot be opened or `path` is a
+  /// symbolic link.
+  MetricsWriter(const std::string& path, RunFacts facts, bool append);
 
   /// {"event":"step", step, epoch, loss, lr, images_per_sec, steps (in the window),
   ///  phases: {data_s, forward_s, ...} per rank over the window, averaged over ranks}.
@@ -52,7 +55,10 @@ class MetricsWriter {
  private:
   void write(nlohmann::json record);
 
-  std::ofstream file_;
+  struct CloseFile {
+    void operator()(std::FILE* file) const { std::fclose(file); }
+  };
+  std::unique_ptr<std::FILE, CloseFile> file_;
   RunFacts facts_;
 };
 

@@ -35,14 +35,15 @@ std::string on_rank_zero(const distributed::Communicator& comm, const std::strin
 }  // namespace
 
 RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::DevicePlan& plan,
-                       distributed::Communicator& comm, const Log& log)
+                       distributed::Communicator& comm, const Log& log, bool resumed)
     : config_(config),
       comm_(comm),
       log_(log),
       progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu", config.mode,
-                        config.precision, config.model, config.target_accuracy}),
+                        config.precision, config.model, config.target_accuracy},
+               /*append=*/resumed),
       timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
   on_rank_zero(comm, config.timeline, "timeline");
   on_rank_zero(comm, config.report, "report");

@@ -26,10 +26,12 @@ namespace mnist_ddp::report {
 /// Every rank has one (the timeline and the summary gather from all ranks); rank 0 writes.
 class RunOutputs {
  public:
-  /// Opens the output files on rank 0; no collectives, so it may run inside an agreed phase.
-  /// Throws UsageError naming the option whose file or folder cannot be written.
+  /// Opens the output files on rank 0: make it once the run is sure to train, so that a run
+  /// that fails before leaves earlier outputs alone. A `resumed` run appends to the metrics file.
+  /// No collectives, so it may run inside an agreed phase. Throws UsageError naming the option
+  /// whose file or folder cannot be written.
   RunOutputs(const config::TrainConfig& config, const distributed::DevicePlan& plan,
-             distributed::Communicator& comm, const Log& log);
+             distributed::Communicator& comm, const Log& log, bool resumed);
 
   /// Collective: call right before training, with every rank's placement.
   void start(std::vector<distributed::RankPlacement> layout);

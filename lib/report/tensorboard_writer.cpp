@@ -44,8 +44,9 @@ std::string host_name() {
 int create_new_file(const std::string& base, std::string& path) {
   for (int suffix = 0; suffix < kMaxSuffix; ++suffix) {
     path = suffix == 0 ? base : base + "." + std::to_string(suffix);
-    // O_EXCL: another writer that picks the same name at the same moment cannot share the file.
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    // O_EXCL: another writer that picks the same name at the same moment cannot share the file
+    // (nor can a link put there); 0666: the umask decides, as for every other output.
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return fd;
     if (errno != EEXIST) {
       throw UsageError("cannot create the TensorBoard event file '" + path +

@@ -17,8 +17,9 @@ class TensorBoardWriter {
  public:
   /// Creates `dir` (and its parents) when missing, and in it a new file
   /// events.out.tfevents.<unix seconds>.<hostname>, with ".1", ".2", ... appended when that name
-  /// is taken, so no file is ever overwritten; then writes the file_version record TensorBoard
-  /// expects first. Throws UsageError naming the folder or file when it cannot create them.
+  /// is taken, so no file is ever overwritten, with mode 0666 less the umask; then writes the
+  /// file_version record TensorBoard expects first. Throws UsageError naming the folder or file
+  /// when it cannot create them.
   explicit TensorBoardWriter(const std::string& dir);
   /// Flushes and closes; errors are ignored here, since a destructor must not throw.
   ~TensorBoardWriter();

@@ -2,7 +2,9 @@
 # End to end: what a run shows and writes besides checkpoints. Progress lines (plain in files,
 # live on a terminal), step records in the metrics file, TensorBoard event files read back
 # independently, the HTML report in headless Chromium, the Chrome-trace timeline of every rank,
-# the end-of-run summary, and clear errors for output paths that cannot be written.
+# the end-of-run summary, clear errors for output paths that cannot be written, a resumed run
+# appending to the metrics and adding a TensorBoard file while a run that does not train leaves
+# them alone, and a symbolic link at the metrics path refused.
 # Without chromium or script the checks that need them cannot run: under CI (CI set) that is a
 # failure; elsewhere the other checks still run and the test ends skipped (exit 77).
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
@@ -151,6 +153,53 @@ expect_exit 2 "--timeline-steps 200:100"
 expect_once err \
   "--timeline-steps must be a range whose last step is not before its first (got '200:100')" \
   "the message names the option and the value"
+
+# --- A resumed run appends; a run that does not start leaves the outputs alone ----------------
+# 64 images, batches of 8 on 2 ranks: 4 steps an epoch, a second or two a run.
+write_dataset "$WORK/tiny" 64 32
+TINY=(--data-dir "$WORK/tiny" --batch-size 8 --threads 1 --log-every 1)
+OUTS=(--checkpoint-dir "$WORK/tiny_ck" --metrics-file "$WORK/m.jsonl"
+  --tensorboard-dir "$WORK/tiny_tb")
+run_mpi 2 "${TINY[@]}" "${OUTS[@]}" --epochs 1
+expect_exit 0 "a tiny run with a checkpoint"
+cp "$WORK/m.jsonl" "$WORK/first.jsonl"
+run_mpi 2 "${TINY[@]}" "${OUTS[@]}" --epochs 1 --resume "$WORK/none.mddp"
+expect_exit 4 "--resume of a missing checkpoint"
+cmp -s "$WORK/m.jsonl" "$WORK/first.jsonl" && pass "a run that does not start keeps the metrics" ||
+  fail "a run that did not start changed the metrics file ($(wc -c <"$WORK/m.jsonl") bytes)"
+run_mpi 2 "${TINY[@]}" "${OUTS[@]}" --eval-only --resume auto
+expect_exit 0 "--eval-only"
+cmp -s "$WORK/m.jsonl" "$WORK/first.jsonl" && pass "--eval-only keeps the metrics" ||
+  fail "--eval-only changed the metrics file ($(wc -c <"$WORK/m.jsonl") bytes)"
+run_mpi 2 "${TINY[@]}" "${OUTS[@]}" --epochs 2 --resume auto
+expect_exit 0 "the tiny run resumed for a second epoch"
+python3 - "$WORK" "$MNIST_DDP_SOURCE_DIR" <<'PY' || fail "one metrics and TensorBoard history"
+import json, os, subprocess, sys
+work = sys.argv[1]
+first, both = open(f"{work}/first.jsonl").read(), open(f"{work}/m.jsonl").read()
+assert both.startswith(first), "the resumed run did not append"
+records = [json.loads(line) for line in both.splitlines()]
+assert [r["step"] for r in records if r["event"] == "step"] == list(range(1, 9)), records
+assert [r["epoch"] for r in records if r["event"] == "epoch"] == [1, 2], records
+assert [r["steps"] for r in records if r["event"] == "summary"] == [4, 8], records
+files = os.listdir(f"{work}/tiny_tb")
+assert len(files) == 2, files
+reader = f"{sys.argv[2]}/tests/tensorboard/read_events.py"
+out = subprocess.run([sys.executable, reader, f"{work}/tiny_tb"],
+                     capture_output=True, text=True, check=True).stdout.split("\n")
+steps = sorted(int(line.split()[1]) for line in out if line.startswith("train/loss "))
+assert steps == list(range(1, 9)), steps
+print("ok: the resumed run appended steps 5-8 to the metrics; TensorBoard has a file per run")
+PY
+
+# A symbolic link at the metrics path is refused, never written through.
+echo "not metrics" >"$WORK/target"
+ln -s "$WORK/target" "$WORK/link.jsonl"
+run_mpi 2 "${TINY[@]}" --epochs 1 --metrics-file "$WORK/link.jsonl"
+expect_exit 2 "--metrics-file at a symbolic link"
+expect_once err "--metrics-file '$WORK/link.jsonl' is a symbolic link" "the message names the file"
+[[ $(cat "$WORK/target") == "not metrics" ]] && pass "the link's target is untouched" ||
+  fail "--metrics-file wrote through the link: $(head -c 80 "$WORK/target")"
 
 if [[ $FAILURES -eq 0 && ${#SKIPPED[@]} -gt 0 ]]; then
   echo "the other checks passed; skipped ${#SKIPPED[@]}: ${SKIPPED[*]}"

@@ -5,22 +5,15 @@
 #include <string>
 
 #include <doctest/doctest.h>
-#include <sys/stat.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "support/file_modes.hpp"
 #include "support/folder_names.hpp"
 #include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
-
-/// The permission bits of `path`.
-unsigned permissions(const std::string& path) {
-  struct stat info {};
-  REQUIRE(stat(path.c_str(), &info) == 0);
-  return static_cast<unsigned>(info.st_mode & 0777);
-}
 
 /// Makes `folder` the current folder for the lifetime of the object.
 class ScopedCurrentPath {
@@ -38,18 +31,6 @@ class ScopedCurrentPath {
 
  private:
   std::filesystem::path previous_;
-};
-
-/// Sets the process umask for the lifetime of the object.
-class ScopedUmask {
- public:
-  explicit ScopedUmask(unsigned mask) : previous_(umask(static_cast<mode_t>(mask))) {}
-  ~ScopedUmask() { umask(previous_); }
-  ScopedUmask(const ScopedUmask&) = delete;
-  ScopedUmask& operator=(const ScopedUmask&) = delete;
-
- private:
-  mode_t previous_;
 };
 
 /// Every byte value, NUL included, so no text-mode or C-string handling goes unnoticed.

@@ -1,7 +1,7 @@
 // tests/unit/test_tensorboard_writer.cpp — TensorBoardWriter and its TFRecord framing: the file
 // name TensorBoard looks for, lengths and masked CRC-32Cs checked by a CRC written here, records
 // decoded by the generated classes (file_version first, then the scalars in order), no file
-// overwritten, and UsageErrors that name the folder.
+// overwritten, the mode from the umask, and UsageErrors that name the folder.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -17,6 +17,7 @@
 #include "report/tensorboard_writer.hpp"
 #include "report/tfrecord.hpp"
 #include "support/event_decoder.hpp"
+#include "support/file_modes.hpp"
 #include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
@@ -235,6 +236,21 @@ TEST_SUITE("TensorBoardWriter") {
     REQUIRE(second_events.size() == 2);
     check_scalar(first_events[1], "run", 1, 1.0f);
     check_scalar(second_events[1], "run", 2, 2.0f);
+  }
+
+  TEST_CASE("tensorboard: the event file gets mode 0666 less the umask") {
+    TempDir dir;
+    struct Case {
+      unsigned mask, mode;
+      std::string name;  // doctest would print a const char* as an address
+    };
+    for (const Case& c : {Case{0022, 0644, "umask 022"}, Case{0077, 0600, "umask 077"},
+                          Case{0002, 0664, "umask 002"}}) {
+      INFO(c.name);
+      const ScopedUmask scoped(c.mask);
+      const TensorBoardWriter writer(dir.path());
+      CHECK(permissions(writer.path()) == c.mode);
+    }
   }
 
   TEST_CASE("tensorboard: a folder that cannot be created is a UsageError naming it") {

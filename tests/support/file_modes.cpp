@@ -1,0 +1,19 @@
+// tests/support/file_modes.cpp — stat and umask.
+#include "support/file_modes.hpp"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+namespace mnist_ddp::testing {
+
+unsigned permissions(const std::string& path) {
+  struct stat info {};
+  REQUIRE(stat(path.c_str(), &info) == 0);
+  return static_cast<unsigned>(info.st_mode & 0777);
+}
+
+ScopedUmask::ScopedUmask(unsigned mask) : previous_(umask(static_cast<mode_t>(mask))) {}
+
+ScopedUmask::~ScopedUmask() { umask(previous_); }
+
+}  // namespace mnist_ddp::testing
