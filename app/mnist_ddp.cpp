@@ -89,10 +89,11 @@ DataSets load_data(const distributed::World& world, const config::TrainConfig& c
     }
     outputs = std::make_unique<report::RunOutputs>(config, plan, comm, log);
   });
-  // Shards and step counts follow from the sizes: ranks given other data would not meet.
+  // Shards and step counts follow from the sizes: ranks given other data would not meet, or
+  // would train one model on different data sets.
   distributed::run_agreed(world, "comparing the data sets", [&] {
-    const std::string here = std::to_string(sets.train.size()) + " training and " +
-                             std::to_string(sets.test.size()) + " test images";
+    const std::string here = "training set " + data::fingerprint(sets.train) + ", test set " +
+                             data::fingerprint(sets.test);
     const std::string rank0 = distributed::text_of_rank0(world, here);
     if (here != rank0) {
       throw DataError(config.data_dir + " holds " + here + " on this rank but " + rank0 +
