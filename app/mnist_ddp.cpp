@@ -166,6 +166,11 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   const int threads = intra_op_threads(config, world);
   torch::set_num_threads(threads);
   const Log log(world.rank(), config.log_all_ranks);
+  if (world.rank() == 0) {
+    for (const std::string& warning : config::environment_warnings()) {
+      std::fprintf(stderr, "mnist_ddp: warning: %s\n", warning.c_str());
+    }
+  }
 
   // The same options everywhere, then one plan from every rank's capability (Note [One plan for
   // every rank]); then the communicator, whose set-up is collective and fails on every rank alike.
