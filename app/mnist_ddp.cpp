@@ -87,10 +87,11 @@ DataSets load_data(const distributed::World& world, const config::TrainConfig& c
                        std::to_string(sets.train.size()) + " ranks");
     }
   });
-  // Shards and step counts follow from the sizes: ranks given other data would not meet.
+  // Shards and step counts follow from the sizes: ranks given other data would not meet, or
+  // would train one model on different data sets.
   distributed::run_agreed(world, "comparing the data sets", [&] {
-    const std::string here = std::to_string(sets.train.size()) + " training and " +
-                             std::to_string(sets.test.size()) + " test images";
+    const std::string here = "training set " + data::fingerprint(sets.train) + ", test set " +
+                             data::fingerprint(sets.test);
     const std::string rank0 = distributed::text_of_rank0(world, here);
     if (here != rank0) {
       throw DataError(config.data_dir + " holds " + here + " on this rank but " + rank0 +
@@ -163,6 +164,11 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   const int threads = intra_op_threads(config, world);
   torch::set_num_threads(threads);
   const Log log(world.rank(), config.log_all_ranks);
+  if (world.rank() == 0) {
+    for (const std::string& warning : config::environment_warnings()) {
+      std::fprintf(stderr, "mnist_ddp: warning: %s\n", warning.c_str());
+    }
+  }
 
   // The same options everywhere, then one plan from every rank's capability (Note [One plan for
   // every rank]); then the communicator, whose set-up is collective and fails on every rank alike.

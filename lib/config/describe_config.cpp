@@ -1,6 +1,8 @@
 // lib/config/describe_config.cpp — one list, so the banner and the report cannot disagree.
 #include "config/describe_config.hpp"
 
+#include <cstdlib>
+#include <iomanip>
 #include <sstream>
 
 namespace mnist_ddp::config {
@@ -14,6 +16,19 @@ std::string text(const T& value) {
 }
 
 std::string text(bool value) { return value ? "true" : "false"; }
+
+/// `value` with the fewest significant digits (6 or more) that read back as exactly it: ranks
+/// compare options by this text.
+std::string text(double value) {
+  constexpr int kExactDigits = 17;  // enough for any double
+  for (int digits = 6;; ++digits) {
+    std::ostringstream out;
+    out << std::setprecision(digits) << value;
+    if (digits == kExactDigits || std::strtod(out.str().c_str(), nullptr) == value) {
+      return out.str();
+    }
+  }
+}
 
 std::string path(const std::string& value) { return value.empty() ? "-" : value; }
 

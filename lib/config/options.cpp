@@ -2,10 +2,15 @@
 #include "config/options.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 
@@ -18,9 +23,30 @@ namespace mnist_ddp::config {
 namespace {
 
 constexpr const char* kEnvPrefix = "MNIST_DDP_";
+// The MNIST_DDP_* variables that are no option: read by the program (FAULT), by slurm/*.sbatch,
+// by scripts/ and .ci/, and set by ctest for the tests. No warning names them.
+constexpr std::array kOtherVariables = {
+    "MNIST_DDP_FAULT",           "MNIST_DDP_BIN",          "MNIST_DDP_LAUNCHER",
+    "MNIST_DDP_CHECKPOINT_ROOT", "MNIST_DDP_MAX_REQUEUES", "MNIST_DDP_SRUN_ARGS",
+    "MNIST_DDP_SRUN_WAIT",       "MNIST_DDP_WRAPPER",      "MNIST_DDP_OFFLINE",
+    "MNIST_DDP_BASE_MIRROR",     "MNIST_DDP_DATA",         "MNIST_DDP_SOURCE_DIR",
+    "MNIST_DDP_BUILD_DIR"};
 // --help line width, and the least width left for descriptions.
 constexpr unsigned kHelpWidth = 100;
 constexpr unsigned kHelpDescriptionWidth = 60;
+// Bounds of the options that size memory: far above any real run, they turn an absurd value into
+// a usage error instead of a failed allocation or an overflowing conversion.
+constexpr int kMaxBatchSize = 1 << 20;  // images per step, for each batch option
+constexpr int kMaxThreads = 1024;
+constexpr double kMaxBucketMb = 4096;
+
+/// "at most N", for the --help line and the error of an option bounded by `bound`.
+template <typename T>
+std::string at_most(T bound) {
+  std::ostringstream text;
+  text << "at most " << bound;
+  return text.str();
+}
 
 /// A floating-point option whose default --help shows as written ("0.1307", not
 /// "0.13070000000000001").
@@ -57,6 +83,18 @@ namespace {
 /// Options that may come from any source, bound to the fields of `config`.
 po::options_description training_options(TrainConfig& config) {
   const TrainConfig defaults;
+  const std::string batch_help = "training images per step on each rank, " +
+                                 at_most(kMaxBatchSize) + " (global batch = this x ranks)";
+  const std::string global_batch_help =
+      "training images per step over all ranks, split evenly (instead of --batch-size; 0: off; " +
+      at_most(kMaxBatchSize) + "), so one recipe means the same at any number of ranks";
+  const std::string test_batch_help =
+      "evaluation images per step on each rank, " + at_most(kMaxBatchSize);
+  const std::string bucket_help =
+      "gradient bucket size in MB, " + at_most(kMaxBucketMb) +
+      ": each bucket's allreduce starts as soon as its gradients are ready during backward";
+  const std::string threads_help = "intra-op threads per rank, " + at_most(kMaxThreads) +
+                                   " (0: cores on the node / ranks on the node, at least 1)";
   po::options_description data("Data", kHelpWidth, kHelpDescriptionWidth);
   data.add_options()(
       "data-dir", po::value(&config.data_dir)->default_value(defaults.data_dir),
@@ -77,14 +115,13 @@ po::options_description training_options(TrainConfig& config) {
       "epochs", po::value(&config.epochs)->default_value(defaults.epochs),
       "passes over the training set")(
       "batch-size", po::value(&config.batch_size)->default_value(defaults.batch_size),
-      "training images per step on each rank (global batch = this x ranks)")(
+      batch_help.c_str())(
       "global-batch-size",
       po::value(&config.global_batch_size)->default_value(defaults.global_batch_size),
-      "training images per step over all ranks, split evenly (instead of --batch-size; 0: off), "
-      "so one recipe means the same at any number of ranks")(
+      global_batch_help.c_str())(
       "test-batch-size",
       po::value(&config.test_batch_size)->default_value(defaults.test_batch_size),
-      "evaluation images per step on each rank")(
+      test_batch_help.c_str())(
       "optimizer", po::value(&config.optimizer)->default_value(defaults.optimizer), "sgd or adam")(
       "lr", decimal(&config.lr, defaults.lr), "learning rate")(
       "momentum", decimal(&config.momentum, defaults.momentum), "SGD momentum, in [0, 1)")(
@@ -112,10 +149,8 @@ po::options_description training_options(TrainConfig& config) {
       "step a --target-accuracy is reached is found finely");
 
   po::options_description distribution("Distribution", kHelpWidth, kHelpDescriptionWidth);
-  distribution.add_options()(
-      "bucket-mb", decimal(&config.bucket_mb, defaults.bucket_mb),
-      "gradient bucket size in MB: each bucket's allreduce starts as soon as its gradients are "
-      "ready during backward")(
+  distribution.add_options()("bucket-mb", decimal(&config.bucket_mb, defaults.bucket_mb),
+                             bucket_help.c_str())(
       "grad-accum", po::value(&config.grad_accum)->default_value(defaults.grad_accum),
       "micro-batches of --batch-size per optimizer step; gradients are communicated on the last")(
       "grad-dtype", po::value(&config.grad_dtype)->default_value(defaults.grad_dtype),
@@ -128,9 +163,8 @@ po::options_description training_options(TrainConfig& config) {
       "parameters, as each of N ranks does (same results; exercises NCCL on one GPU)");
 
   po::options_description execution("Execution", kHelpWidth, kHelpDescriptionWidth);
-  execution.add_options()(
-      "threads", po::value(&config.threads)->default_value(defaults.threads),
-      "intra-op threads per rank (0: cores on the node / ranks on the node, at least 1)")(
+  execution.add_options()("threads", po::value(&config.threads)->default_value(defaults.threads),
+                          threads_help.c_str())(
       "device", po::value(&config.device)->default_value(defaults.device),
       "auto (cuda when LibTorch has CUDA and sees a GPU, else cpu), cpu or cuda; on cuda each "
       "rank uses GPU local rank % visible GPUs")(
@@ -212,15 +246,33 @@ po::options_description command_line_only(std::string& config_file) {
   return general;
 }
 
-/// Maps MNIST_DDP_BATCH_SIZE to batch-size; other variables, and unknown names, map to nothing.
-std::string environment_name_to_option(const po::options_description& options,
-                                       const std::string& variable) {
-  const std::string prefix = kEnvPrefix;
-  if (variable.compare(0, prefix.size(), prefix) != 0) return "";
-  std::string name = variable.substr(prefix.size());
+bool has_prefix(const std::string& variable) {
+  return variable.compare(0, std::char_traits<char>::length(kEnvPrefix), kEnvPrefix) == 0;
+}
+
+/// batch-size for MNIST_DDP_BATCH_SIZE, whose prefix the caller has checked.
+std::string option_name_of(const std::string& variable) {
+  std::string name = variable.substr(std::char_traits<char>::length(kEnvPrefix));
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
     return c == '_' ? '-' : static_cast<char>(std::tolower(c));
   });
+  return name;
+}
+
+/// MNIST_DDP_BATCH_SIZE for batch-size.
+std::string variable_name_of(const std::string& option) {
+  std::string name = kEnvPrefix;
+  for (const unsigned char c : option) {
+    name += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  }
+  return name;
+}
+
+/// Maps MNIST_DDP_BATCH_SIZE to batch-size; other variables, and unknown names, map to nothing.
+std::string environment_name_to_option(const po::options_description& options,
+                                       const std::string& variable) {
+  if (!has_prefix(variable)) return "";
+  const std::string name = option_name_of(variable);
   return options.find_nothrow(name, /*approx=*/false) != nullptr ? name : "";
 }
 
@@ -239,6 +291,11 @@ void store_environment(const po::options_description& options, po::variables_map
 
 void store_config_file(const std::string& path, const po::options_description& options,
                        po::variables_map& values) {
+  std::error_code ignored;
+  // A folder opens as a stream that reads nothing, which would pass for an empty file.
+  if (std::filesystem::is_directory(path, ignored)) {
+    throw UsageError("--config file '" + path + "' is a folder, not a file of options");
+  }
   std::ifstream file(path);
   if (!file) throw UsageError("cannot open --config file '" + path + "'");
   try {
@@ -246,6 +303,49 @@ void store_config_file(const std::string& path, const po::options_description& o
   } catch (po::error& e) {
     throw UsageError("--config file '" + path + "': " + option_error_text(e));
   }
+  if (file.bad()) throw UsageError("cannot read --config file '" + path + "'");
+}
+
+/// The edits (insertions, deletions, substitutions) that turn `a` into `b`.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+bool is_other_variable(const std::string& variable) {
+  return std::find(kOtherVariables.begin(), kOtherVariables.end(), variable) !=
+         kOtherVariables.end();
+}
+
+/// The warning for `variable`, an MNIST_DDP_* name that maps to no option, with the closest one.
+std::string unknown_variable_warning(const std::string& variable,
+                                     const po::options_description& training,
+                                     const po::options_description& general) {
+  const std::string name = option_name_of(variable);
+  if (general.find_nothrow(name, /*approx=*/false) != nullptr) {
+    return variable + " is not read: --" + name + " is given on the command line only";
+  }
+  std::string closest;
+  size_t closest_distance = std::string::npos;
+  for (const auto& option : training.options()) {
+    const size_t distance = edit_distance(name, option->long_name());
+    if (distance < closest_distance) {
+      closest = option->long_name();
+      closest_distance = distance;
+    }
+  }
+  return variable + " names no option; did you mean " + variable_name_of(closest) + " (--" +
+         closest + ")?";
 }
 
 }  // namespace
@@ -286,6 +386,23 @@ Command parse_command(int argc, const char* const argv[]) {
   return command;
 }
 
+std::vector<std::string> environment_warnings() {
+  TrainConfig scratch;
+  std::string config_file;
+  const po::options_description training = training_options(scratch);
+  const po::options_description general = command_line_only(config_file);
+  std::vector<std::string> warnings;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const std::string variable = text.substr(0, text.find('='));
+    if (has_prefix(variable) && !is_other_variable(variable) &&
+        environment_name_to_option(training, variable).empty()) {
+      warnings.push_back(unknown_variable_warning(variable, training, general));
+    }
+  }
+  return warnings;
+}
+
 std::string help_text() {
   TrainConfig scratch;
   std::string config_file;
@@ -322,7 +439,7 @@ void require_finite(double value, const char* option) {
 }
 
 template <typename T>
-void require(bool ok, const char* option, const char* rule, const T& value) {
+void require(bool ok, const char* option, const std::string& rule, const T& value) {
   if (ok) return;
   std::ostringstream message;
   message << "--" << option << " must be " << rule << " (got " << value << ")";
@@ -347,6 +464,11 @@ void validate(const TrainConfig& c) {
   require(c.batch_size >= 1, "batch-size", "at least 1", c.batch_size);
   require(c.test_batch_size >= 1, "test-batch-size", "at least 1", c.test_batch_size);
   require(c.global_batch_size >= 0, "global-batch-size", "at least 0", c.global_batch_size);
+  const std::string max_batch = at_most(kMaxBatchSize);
+  require(c.batch_size <= kMaxBatchSize, "batch-size", max_batch, c.batch_size);
+  require(c.test_batch_size <= kMaxBatchSize, "test-batch-size", max_batch, c.test_batch_size);
+  require(c.global_batch_size <= kMaxBatchSize, "global-batch-size", max_batch,
+          c.global_batch_size);
   require(c.lr > 0, "lr", "greater than 0", c.lr);
   require(c.momentum >= 0 && c.momentum < 1, "momentum", "in [0, 1)", c.momentum);
   require(c.weight_decay >= 0, "weight-decay", "at least 0", c.weight_decay);
@@ -356,9 +478,11 @@ void validate(const TrainConfig& c) {
           c.target_accuracy);
   require(c.eval_every >= 0, "eval-every", "at least 0", c.eval_every);
   require(c.threads >= 0, "threads", "at least 0", c.threads);
+  require(c.threads <= kMaxThreads, "threads", at_most(kMaxThreads), c.threads);
   require(c.normalize_std > 0, "normalize-std", "greater than 0", c.normalize_std);
   require(c.min_accuracy >= 0 && c.min_accuracy <= 1, "min-accuracy", "in [0, 1]", c.min_accuracy);
   require(c.bucket_mb > 0, "bucket-mb", "greater than 0", c.bucket_mb);
+  require(c.bucket_mb <= kMaxBucketMb, "bucket-mb", at_most(kMaxBucketMb), c.bucket_mb);
   require(c.comm_timeout > 0, "comm-timeout", "greater than 0", c.comm_timeout);
   require(c.log_every >= 0, "log-every", "at least 0", c.log_every);
   require(

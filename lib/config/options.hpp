@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config/train_config.hpp"
 
@@ -20,6 +21,10 @@ struct Command {
 /// Parses argv, then MNIST_DDP_* variables, then the --config file; the first source that sets
 /// an option wins. Throws UsageError naming the offending option or value.
 Command parse_command(int argc, const char* const argv[]);
+
+/// One warning for each MNIST_DDP_* variable of the environment that names no option (and is none
+/// of the project's other variables), naming the closest option: parse_command ignores them.
+std::vector<std::string> environment_warnings();
 
 /// The --help text: usage line and every option with its default, grouped by topic.
 std::string help_text();

@@ -1,9 +1,11 @@
 // lib/data/mnist_dataset.cpp — locating the four MNIST files and checking them against each other.
 #include "data/mnist_dataset.hpp"
 
+#include <cstdio>
 #include <filesystem>
 
 #include <ATen/ATen.h>
+#include <zlib.h>
 
 #include "common/error.hpp"
 #include "data/idx_file.hpp"
@@ -33,7 +35,19 @@ std::string locate(const std::string& dir, const std::string& name) {
                   "' (fill it with scripts/fetch_data.sh)");
 }
 
+/// CRC-32 of `bytes`' storage, continuing from `crc`.
+uLong crc_of(uLong crc, const at::Tensor& bytes) {
+  const at::Tensor dense = bytes.contiguous();
+  return crc32_z(crc, static_cast<const Bytef*>(dense.data_ptr()), dense.nbytes());
+}
+
 }  // namespace
+
+std::string fingerprint(const Dataset& set) {
+  char crc[9];
+  std::snprintf(crc, sizeof crc, "%08lx", crc_of(crc_of(0, set.images), set.labels));
+  return std::to_string(set.size()) + " images (CRC-32 " + crc + ")";
+}
 
 Dataset load_mnist(const std::string& dir, Split split) {
   const std::string prefix = split == Split::kTrain ? "train" : "t10k";

@@ -23,6 +23,10 @@ struct Dataset {
 constexpr std::int64_t kImageSide = 28;
 constexpr std::int64_t kNumClasses = 10;
 
+/// "200 images (CRC-32 1a2b3c4d)": the size of `set` and the CRC-32 of its images' and labels'
+/// bytes, equal for equal data on any machine. `set` must be in host memory.
+std::string fingerprint(const Dataset& set);
+
 /// Loads train-{images-idx3,labels-idx1}-ubyte or t10k-... from `dir`, each raw or with .gz.
 /// Throws DataError naming the file and the problem: missing folder or file, malformed IDX,
 /// images that are not 28x28, image/label count mismatch, label out of range.

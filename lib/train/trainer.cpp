@@ -1,6 +1,7 @@
 // lib/train/trainer.cpp — the training loop.
 #include "train/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -81,11 +82,12 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       loss_sums_(at::zeros({2}, at::TensorOptions(at::kDouble).device(device_))),
       epoch_tally_(loss_sums_[0]),
       window_tally_(loss_sums_[1]) {
-  // Note [One-time costs before the clock], on every device this process trains on.
+  // Note [One-time costs before the clock], on every device this process trains on, with the
+  // first step's batch: no larger than the shard.
   const std::vector<c10::Device> devices =
       plan.replicas.empty() ? std::vector<c10::Device>{device_} : plan.replicas;
-  const std::int64_t device_batch =
-      ddp::ModelReplicas::chunk_size(config.batch_size, devices.size());
+  const std::int64_t device_batch = ddp::ModelReplicas::chunk_size(
+      std::min<std::int64_t>(config.batch_size, sampler_.num_samples()), devices.size());
   for (const c10::Device& device : devices) {
     one_time_seconds_ +=
         pay_one_time_costs(config.model, device, device_batch, config.precision == "bf16");

@@ -80,15 +80,16 @@ timeout 300 mpirun --oversubscribe -np 1 "$MNIST_DDP_BIN" --data-dir "$GOOD" : \
 expect_exit 3 "bad data on rank 1 only"
 expect_once err "[rank 1@" "the failing rank names itself"
 
-# Rank 1 sees an intact data set of another size: the shards would not meet, so exit 3 at once.
-write_dataset "$WORK/other" 100 50
+# Rank 1 sees an intact data set of the same size that differs in one pixel: refused at once,
+# before the ranks train on different data.
+dir=$(variant pixel) && printf '\xff' | dd of="$dir/train-images-idx3-ubyte" bs=1 seek=1000 \
+  conv=notrunc status=none
 STATUS=0
 timeout 300 mpirun --oversubscribe -np 1 "$MNIST_DDP_BIN" --data-dir "$GOOD" : \
-  -np 1 "$MNIST_DDP_BIN" --data-dir "$WORK/other" >"$WORK/out" 2>"$WORK/err" || STATUS=$?
+  -np 1 "$MNIST_DDP_BIN" --data-dir "$dir" >"$WORK/out" 2>"$WORK/err" || STATUS=$?
 expect_exit 3 "another data set on rank 1"
 expect_once err "[rank 1@" "the differing rank names itself"
-expect_once err "$WORK/other holds 100 training and 50 test images on this rank but 200 training \
-and 50 test images on rank 0" "another data set on rank 1"
+expect_once err "$dir holds training set 200 images (CRC-32 " "another data set on rank 1"
 
 # More ranks than training images.
 write_dataset "$WORK/tiny" 2 2

@@ -14,7 +14,7 @@ check_usage_error() {
 
 # One launch per stage that refuses an option; every rule's message is checked by the unit tests
 # (test_options.cpp, test_device_plan.cpp, test_graph_plan.cpp).
-check_usage_error "--batch-size must be at least 1 (got 0)" --batch-size 0
+check_usage_error "--batch-size must be at most 1048576 (got 2147483647)" --batch-size 2147483647
 check_usage_error "unrecognised option '--bogus'" --bogus
 # Decided with the device plan: on the CPU there is no step to capture.
 check_usage_error "--cuda-graph on cannot capture this run's steps: the run trains on the CPU" \
@@ -38,15 +38,19 @@ check_usage_error "--metrics-file '$WORK/no/such/dir/m.jsonl': folder '$WORK/no/
 
 # Ranks given different options (here the command line; as often a variable or a --config file
 # that one node sees): refused before the first collective they would shape, by the rank that
-# differs.
+# differs, however small the difference. The same launch has a mistyped variable, which rank 0
+# warns about once.
 STATUS=0
-timeout 300 mpirun --oversubscribe -np 1 "$MNIST_DDP_BIN" --data-dir "$FASHION_DIR" : \
-  -np 1 "$MNIST_DDP_BIN" --data-dir "$FASHION_DIR" --batch-size 32 >"$WORK/out" 2>"$WORK/err" \
+MNIST_DDP_EPOCH=3 timeout 300 mpirun --oversubscribe -x MNIST_DDP_EPOCH \
+  -np 1 "$MNIST_DDP_BIN" --data-dir "$FASHION_DIR" : \
+  -np 1 "$MNIST_DDP_BIN" --data-dir "$FASHION_DIR" --lr 0.01000001 >"$WORK/out" 2>"$WORK/err" \
   || STATUS=$?
-expect_exit 2 "--batch-size 32 on rank 1 only"
+expect_exit 2 "--lr 0.01000001 on rank 1 only"
 expect_once err "[rank 1@" "the differing rank names itself"
-expect_once err "--batch-size is 32 per rank on this rank but 64 per rank on rank 0" \
-  "--batch-size 32 on rank 1 only"
+expect_once err "--lr is 0.01000001 on this rank but 0.01 on rank 0" \
+  "--lr 0.01000001 on rank 1 only"
+expect_once err "mnist_ddp: warning: MNIST_DDP_EPOCH names no option; did you mean \
+MNIST_DDP_EPOCHS (--epochs)?" "MNIST_DDP_EPOCH=3"
 
 run_mpi 2 --help
 expect_exit 0 "--help"

@@ -79,5 +79,19 @@ TEST_CASE("check_same_options: the last rank's other batch size is refused there
   }
 }
 
+TEST_CASE("check_same_options: a learning rate that differs in its 8th digit is refused") {
+  const World& world = testing::test_world();
+  config::TrainConfig config;
+  const bool differs = world.rank() == world.size() - 1 && world.size() > 1;
+  if (differs) config.lr = 0.01000001;
+  if (differs) {
+    CHECK_THROWS_WITH_AS(check_same_options(world, config),
+                         doctest::Contains("--lr is 0.01000001 on this rank but 0.01 on rank 0"),
+                         UsageError);
+  } else {
+    CHECK_NOTHROW(check_same_options(world, config));
+  }
+}
+
 }  // namespace
 }  // namespace mnist_ddp::distributed

@@ -1,6 +1,7 @@
 // tests/unit/test_options.cpp — parse_command: the documented defaults, every option of the
 // option table from each source (command line, MNIST_DDP_* variables, --config file), their
 // precedence, and every validation rule.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -307,6 +308,11 @@ TEST_SUITE("parse_command") {
     const std::string missing = dir.file("absent.cfg");
     CHECK(contains(usage_error({"--config", missing.c_str()}),
                    "cannot open --config file '" + missing + "'"));
+    // Both open as streams that read nothing; neither may pass for an empty file.
+    CHECK(contains(usage_error({"--config", dir.path().c_str()}),
+                   "--config file '" + dir.path() + "' is a folder, not a file of options"));
+    CHECK(contains(usage_error({"--config", "/proc/self/mem"}),  // reading its start fails
+                   "cannot read --config file '/proc/self/mem'"));
 
     const std::string unknown_key = dir.file("unknown.cfg");
     const std::string text = "color = 1\n";
@@ -402,6 +408,18 @@ TEST_SUITE("parse_command") {
         {{"--timeline-steps", "a:b"}, "--timeline-steps", "(got 'a:b')"},
         {{"--global-batch-size=-1"}, "--global-batch-size", "(got -1)"},
         {{"--global-batch-size", "256", "--batch-size", "32"}, "--batch-size", "(got 32)"},
+        // Options that size memory are bounded far above any real run.
+        {{"--batch-size", "1048577"}, "--batch-size must be at most 1048576", "(got 1048577)"},
+        {{"--batch-size", "2147483647"},
+         "--batch-size must be at most 1048576",
+         "(got 2147483647)"},
+        {{"--test-batch-size", "1048577"}, "--test-batch-size must be at most 1048576", "(got "},
+        {{"--global-batch-size", "1048577"},
+         "--global-batch-size must be at most 1048576",
+         "(got "},
+        {{"--threads", "1025"}, "--threads must be at most 1024", "(got 1025)"},
+        {{"--bucket-mb", "4097"}, "--bucket-mb must be at most 4096", "(got 4097)"},
+        {{"--bucket-mb", "1e300"}, "--bucket-mb must be at most 4096", "(got 1e+300)"},
     };
     for (const Rule& rule : rules) {
       const std::string message = usage_error(rule.args);
@@ -410,6 +428,57 @@ TEST_SUITE("parse_command") {
       CHECK(contains(message, rule.got));
     }
     CHECK(contains(usage_error({"--optimizer", "adam", "--momentum", "0.9"}), "adam"));
+  }
+
+  TEST_CASE("the bounds themselves are accepted, and --help states them") {
+    const TrainConfig config = parse({"--batch-size", "1048576", "--test-batch-size", "1048576",
+                                      "--threads", "1024", "--bucket-mb", "4096"})
+                                   .config;
+    CHECK(config.batch_size == 1048576);
+    CHECK(config.test_batch_size == 1048576);
+    CHECK(config.threads == 1024);
+    CHECK(config.bucket_mb == 4096);
+    CHECK(parse({"--global-batch-size", "1048576"}).config.global_batch_size == 1048576);
+    const std::string help = config::help_text();
+    CHECK(contains(help, "at most 1048576"));
+    CHECK(contains(help, "at most 1024"));
+    CHECK(contains(help, "at most 4096"));
+  }
+
+  // Ranks compare options as this text (check_same_options): it must hold the exact value.
+  TEST_CASE("floating-point options show their exact value, as briefly as it round-trips") {
+    CHECK(shown(parse({"--lr", "0.01000001"}).config).at("lr") == "0.01000001");
+    CHECK(shown(parse({"--weight-decay", "0.0005"}).config).at("weight-decay") == "0.0005");
+    CHECK(shown(parse({"--lr", "0.1"}).config).at("lr") == "0.1");
+    CHECK(shown(parse({"--lr", "0.1234567890123"}).config).at("lr") == "0.1234567890123");
+    CHECK(shown(parse({"--bucket-mb", "1e-300"}).config).at("bucket-mb") == "1e-300");
+    CHECK(shown(parse({"--comm-timeout", "2.5"}).config).at("comm-timeout") == "2.5 s");
+  }
+
+  TEST_CASE("MNIST_DDP_* variables that name no option are warned about, with the closest one") {
+    const ScopedEnv typo("MNIST_DDP_EPOCH", "3");
+    const ScopedEnv lower("MNIST_DDP_batch_sise", "3");
+    const ScopedEnv config_file("MNIST_DDP_CONFIG", "run.cfg");
+    const ScopedEnv option("MNIST_DDP_EPOCHS", "2");
+    // Variables of the program and the project's scripts that are no option: never warned about.
+    const ScopedEnv fault("MNIST_DDP_FAULT", "rank=1,kind=exit,step=3");
+    const ScopedEnv requeues("MNIST_DDP_MAX_REQUEUES", "3");
+    const ScopedEnv offline("MNIST_DDP_OFFLINE", "1");
+    const std::vector<std::string> warnings = config::environment_warnings();
+    const auto count = [&](const std::string& start) {
+      return std::count_if(warnings.begin(), warnings.end(), [&](const std::string& warning) {
+        return warning.rfind(start, 0) == 0;
+      });
+    };
+    CHECK(count("MNIST_DDP_EPOCH names no option; did you mean MNIST_DDP_EPOCHS (--epochs)?") == 1);
+    CHECK(count("MNIST_DDP_batch_sise names no option; did you mean MNIST_DDP_BATCH_SIZE "
+                "(--batch-size)?") == 1);
+    CHECK(count("MNIST_DDP_CONFIG is not read: --config is given on the command line only") == 1);
+    CHECK(count("MNIST_DDP_EPOCHS ") == 0);
+    CHECK(count("MNIST_DDP_FAULT ") == 0);
+    CHECK(count("MNIST_DDP_MAX_REQUEUES ") == 0);
+    CHECK(count("MNIST_DDP_OFFLINE ") == 0);
+    CHECK(parse({}).config.epochs == 2);  // the warnings change nothing
   }
 
   TEST_CASE("--global-batch-size splits evenly over the ranks, or says it cannot") {

@@ -1,0 +1,45 @@
+// tests/mpi/test_trainer_warmup.cpp — the Trainer's warm-up before its clock (Note [One-time costs
+// before the clock]) is sized by the rank's shard, not by --batch-size alone.
+#include <doctest/doctest.h>
+
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+
+#include <algorithm>
+#include <string>
+
+#include "distributed/mpi_communicator.hpp"
+#include "model/classifier.hpp"
+#include "support/synthetic_dataset.hpp"
+#include "train/trainer.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+std::int64_t& largest_loss_batch() {
+  static std::int64_t images = 0;
+  return images;
+}
+
+TEST_CASE("Trainer: the warm-up pass takes at most the shard's images, whatever the batch size") {
+  distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  const data::Dataset train_set = testing::synthetic_dataset(40, /*seed=*/21);
+  config::TrainConfig config;
+  config.batch_size = 1000;
+  const auto model = model::make_model(config.model);
+  largest_loss_batch() = 0;
+  const at::CallbackHandle handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback([](const at::RecordFunction& fn)
+                                     -> std::unique_ptr<at::ObserverContext> {
+        if (std::string(fn.name()) == "aten::cross_entropy_loss") {
+          largest_loss_batch() = std::max(largest_loss_batch(), fn.inputs()[0].toTensor().size(0));
+        }
+        return nullptr;
+      }).needsInputs(true));
+  const Trainer trainer(config, distributed::DevicePlan{}, alone, *model, train_set, train_set);
+  at::removeCallback(handle);
+  CHECK(largest_loss_batch() == 40);
+}
+
+}  // namespace
+}  // namespace mnist_ddp::train
