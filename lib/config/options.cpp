@@ -196,9 +196,9 @@ po::options_description training_options(TrainConfig& config) {
       "never; auto (the newest intact checkpoint in --checkpoint-dir, if any); or the path of "
       "a checkpoint (.mddp) or its manifest (.json)")(
       "replace-checkpoints", flag(&config.replace_checkpoints, defaults.replace_checkpoints),
-      "let a run write into a --checkpoint-dir that holds checkpoints it does not continue from "
-      "(another run's; a fresh start's folder; its own after the one resumed), and delete them "
-      "once it has written its first checkpoint; without it such a run exits 2")(
+      "let a run write into a --checkpoint-dir holding checkpoints it does not continue from "
+      "(any, for a fresh start; another run's or its own later ones, for a resume), deleting "
+      "them once it has written its first checkpoint; without it such a run exits 2")(
       "eval-only", flag(&config.eval_only, defaults.eval_only),
       "evaluate the --resume checkpoint on the test set and exit; no training")(
       "export-model", optional_path(&config.export_model),
