@@ -70,12 +70,7 @@ TEST_SUITE("write_file_atomically") {
   TEST_CASE("the file gets mode 0666 less the umask, also when it replaces a file") {
     TempDir dir;
     const std::string path = dir.file("checkpoint");
-    struct Case {
-      unsigned mask, mode;
-      const char* name;
-    };
-    for (const Case& c : {Case{0022, 0644, "umask 022"}, Case{0077, 0600, "umask 077"},
-                          Case{0002, 0664, "umask 002"}}) {
+    for (const UmaskCase& c : umask_cases()) {
       INFO(c.name);
       ScopedUmask scoped(c.mask);
       write_file_atomically(path, "new");

@@ -96,12 +96,7 @@ TEST_SUITE("MetricsWriter") {
 
   TEST_CASE("metrics: the file gets mode 0666 less the umask") {
     TempDir dir;
-    struct Case {
-      unsigned mask, mode;
-      std::string name;  // doctest would print a const char* as an address
-    };
-    for (const Case& c : {Case{0022, 0644, "umask 022"}, Case{0077, 0600, "umask 077"},
-                          Case{0002, 0664, "umask 002"}}) {
+    for (const UmaskCase& c : umask_cases()) {
       INFO(c.name);
       const ScopedUmask scoped(c.mask);
       const std::string path = dir.file(std::string("m") + c.name);
