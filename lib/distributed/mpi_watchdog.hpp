@@ -18,12 +18,16 @@ namespace mnist_ddp::distributed {
 /// duplicate, so they never mix with training traffic). A rank whose wait passes the timeout
 /// asks every other rank for its count and waits a short grace period for the answers: a rank
 /// with a lower count had not joined yet; a rank that does not answer is stalled, dead or busy
-/// outside communication. The collective named, and those ranks, go into the CommError.
+/// outside communication. The collective named, and those ranks, go into the CommError. A
+/// query's answer is received into the watchdog, not into the diagnosis, because it may arrive
+/// after the diagnosis gave up; a rank whose answer is still outstanding is not asked again, and
+/// its answer, when it comes, is its count at that time.
 class MpiWatchdog {
  public:
   /// Watches collectives on `comm` (every rank must construct it: it duplicates `comm` and
   /// gathers every rank's host name, for the diagnosis).
   MpiWatchdog(MPI_Comm comm, double timeout_seconds);
+  /// Withdraws the queries whose answers never came.
   ~MpiWatchdog();
   MpiWatchdog(const MpiWatchdog&) = delete;
   MpiWatchdog& operator=(const MpiWatchdog&) = delete;
@@ -46,12 +50,19 @@ class MpiWatchdog {
   /// The ranks that had not joined collective `number`, as text for the error.
   std::string diagnose(std::int64_t number);
 
+  /// The answer to this rank's status query to one peer.
+  struct Answer {
+    std::int64_t started = 0;                // the peer's count, once received
+    MPI_Request receive = MPI_REQUEST_NULL;  // while the answer is outstanding
+  };
+
   MPI_Comm status_comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   double timeout_seconds_;
   std::int64_t started_ = 0;        // collectives started by this rank
   std::vector<std::string> hosts_;  // of every rank of the communicator
+  std::vector<Answer> answers_;     // per peer
 };
 
 /// The diagnosis of Note [Stall diagnosis], as text for the error of rank `rank`, which waits for
