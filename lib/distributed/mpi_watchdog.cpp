@@ -7,11 +7,12 @@
 #include <cstdio>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
 
-#include "common/error.hpp"
+#include "distributed/keep_until_exit.hpp"
 #include "distributed/mpi_check.hpp"
 #include "distributed/poll_wait.hpp"
 
@@ -28,7 +29,7 @@ constexpr double kGraceSeconds = 3;
 }  // namespace
 
 MpiWatchdog::MpiWatchdog(MPI_Comm comm, double timeout_seconds)
-    : timeout_seconds_(timeout_seconds) {
+    : comm_(comm), timeout_seconds_(timeout_seconds) {
   MDDP_MPI_CHECK(MPI_Comm_dup(comm, &status_comm_));
   MDDP_MPI_CHECK(MPI_Comm_rank(status_comm_, &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(status_comm_, &size_));
@@ -58,7 +59,8 @@ bool MpiWatchdog::test(MPI_Request& request) {
   return done != 0;
 }
 
-void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::string& what) {
+void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::string& what,
+                       std::shared_ptr<const void> buffers) {
   const Clock::time_point start = Clock::now();
   while (!test(request)) {
     const double waited = seconds_since(start);
@@ -67,8 +69,9 @@ void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::str
       std::snprintf(head, sizeof head,
                     "%s (collective #%lld) still waiting after %.0f s: ", what.c_str(),
                     static_cast<long long>(number), waited);
-      throw CommError(head + diagnose(number) +
-                      "; the job ends (raise --comm-timeout if such waits are expected)");
+      if (buffers) keep_until_exit(std::move(buffers));
+      throw CommTimeout(head + diagnose(number) +
+                        "; the job ends (raise --comm-timeout if such waits are expected)");
     }
     pause_after(waited);
   }

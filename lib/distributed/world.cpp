@@ -50,7 +50,7 @@ World::~World() {
 }
 
 void World::wait(MPI_Request& request, const std::string& what) const {
-  watchdog_->wait(request, watchdog_->started(), what);
+  watchdog_->wait(request, what);
 }
 
 void World::set_comm_timeout(double seconds) { watchdog_->set_timeout(seconds); }

@@ -34,10 +34,12 @@ class World {
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
   /// Waits for `request`, a collective just started on comm(), as the training collectives wait
-  /// (Note [Stall diagnosis]): after the --comm-timeout it throws CommError naming `what` and the
-  /// ranks that had not joined, so a rank stuck before it (a stalled file system while loading
+  /// (Note [Stall diagnosis]): after the --comm-timeout it throws CommTimeout naming `what` and
+  /// the ranks that had not joined, so a rank stuck before it (a stalled file system while loading
   /// data, a hanging GPU driver) ends the job instead of leaving the others waiting for ever.
   void wait(MPI_Request& request, const std::string& what) const;
+  /// The watchdog of wait(), for the steps that take one (agreements, NCCL's set-up).
+  MpiWatchdog& watchdog() const { return *watchdog_; }
   /// The deadline of wait(): the default --comm-timeout until the options are known.
   void set_comm_timeout(double seconds);
 
