@@ -41,7 +41,7 @@ Verdict agree(MpiWatchdog& watched, int local_code, const std::string& what) {
 
 }  // namespace
 
-int report_error(const World& world, const std::exception& error) {
+int report_error(const std::string& label, const std::exception& error) {
   const auto* known = dynamic_cast<const Error*>(&error);
   const ExitCode code = known != nullptr ? known->code() : ExitCode::kFailure;
   // LibTorch's errors carry a C++ backtrace in what(); the first line says what went wrong.
@@ -49,7 +49,7 @@ int report_error(const World& world, const std::exception& error) {
   const char* what = torch_error != nullptr ? torch_error->what_without_backtrace() : error.what();
   // The program's own name: mnist_ddp or allreduce_bench.
   const char* program = program_invocation_short_name;
-  std::fprintf(stderr, "%s: error: %s %s\n", program, world.label().c_str(), what);
+  std::fprintf(stderr, "%s: error: %s %s\n", program, label.c_str(), what);
   if (code == ExitCode::kUsage) std::fprintf(stderr, "Try '%s --help'.\n", program);
   std::fflush(stderr);
   return static_cast<int>(code);
@@ -71,7 +71,7 @@ void run_agreed(const World& world, const std::string& what, const std::function
   }
   const Verdict agreed = agree(world.watchdog(), local_code, "the agreement after " + what);
   if (agreed.code == 0) return;
-  if (agreed.rank == world.rank()) report_error(world, *failure);
+  if (agreed.rank == world.rank()) report_error(world.label(), *failure);
   throw AgreedFailure(agreed.code);
 }
 

@@ -38,8 +38,8 @@ void run_agreed(const World& world, const std::string& what, const std::function
 void throw_unless_all_succeeded(MpiWatchdog& watched, const std::string& local_error,
                                 const std::string& step);
 
-/// Prints "mnist_ddp: error: [rank R@host] <what>" to stderr, with a --help hint for usage
-/// errors, and returns the exit code that `error` maps to.
-int report_error(const World& world, const std::exception& error);
+/// Prints "mnist_ddp: error: <label> <what>" to stderr, with a --help hint for usage errors, and
+/// returns the exit code that `error` maps to; `label` is World::label() or process_label().
+int report_error(const std::string& label, const std::exception& error);
 
 }  // namespace mnist_ddp::distributed
