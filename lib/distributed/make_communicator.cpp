@@ -44,10 +44,10 @@ std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double 
   // Agreed first: NcclCommunicator's start-up is collective, and a rank without a device would
   // never reach it. Two ranks on one GPU: NCCL refuses that ("Duplicate GPU detected"), but
   // possibly on some ranks only, leaving the others to wait for the timeout.
-  throw_unless_all_succeeded(world.comm(), local_error, "CUDA device selection");
+  throw_unless_all_succeeded(world.watchdog(), local_error, "CUDA device selection");
   const std::string shared = shared_gpu_reason(gather_capabilities(world, mine));
   if (!shared.empty()) throw CommError(shared);
-  return std::make_unique<NcclCommunicator>(world.comm(), mine.gpu, timeout_seconds);
+  return std::make_unique<NcclCommunicator>(world.watchdog(), mine.gpu, timeout_seconds);
 #else
   (void)world;
   (void)timeout_seconds;

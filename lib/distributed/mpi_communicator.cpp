@@ -3,11 +3,13 @@
 
 #include <climits>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
+#include "distributed/keep_until_exit.hpp"
 #include "distributed/mpi_check.hpp"
 
 namespace mnist_ddp::distributed {
@@ -76,8 +78,8 @@ class MpiPendingCollective final : public PendingCollective {
     if (request_ == MPI_REQUEST_NULL) return;
     if (std::uncaught_exceptions() > 0) {
       // On the way to MPI_Abort (a rank failed or timed out): waiting could block forever. MPI
-      // may still write into the tensor until the job ends, so it is kept alive on purpose.
-      new at::Tensor(std::move(tensor_));
+      // may still write into the tensor until the job ends.
+      keep_until_exit(std::make_shared<at::Tensor>(std::move(tensor_)));
       return;
     }
     MPI_Wait(&request_, MPI_STATUS_IGNORE);
@@ -173,8 +175,8 @@ void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(
       MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
-  wait(request,
-       "all_reduce of " + std::to_string(r.count) + " " + c10::toString(tensor.scalar_type()));
+  watchdog_.wait(request, "all_reduce of " + std::to_string(r.count) + " " +
+                              c10::toString(tensor.scalar_type()));
   // Note [Gradient averaging]: the sum is complete only once the allreduce has finished, so the
   // division by the world size comes after it, never before.
   if (op == ReduceOp::kAverage) tensor.div_(size_);
@@ -194,7 +196,7 @@ void MpiCommunicator::broadcast(at::Tensor& tensor, int root) {
   const int count = checked_count(tensor, "broadcast");
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(MPI_Ibcast(tensor.data_ptr(), count, mpi_type_of(tensor), root, comm_, &request));
-  wait(request, "broadcast from rank " + std::to_string(root));
+  watchdog_.wait(request, "broadcast from rank " + std::to_string(root));
 }
 
 at::Tensor MpiCommunicator::all_gather(const at::Tensor& tensor) {
@@ -206,18 +208,14 @@ at::Tensor MpiCommunicator::all_gather(const at::Tensor& tensor) {
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(MPI_Iallgather(tensor.data_ptr(), count, type, gathered.data_ptr(), count, type,
                                 comm_, &request));
-  wait(request, "all_gather");
+  watchdog_.wait(request, "all_gather");
   return gathered;
 }
 
 void MpiCommunicator::barrier() {
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(MPI_Ibarrier(comm_, &request));
-  wait(request, "barrier");
-}
-
-void MpiCommunicator::wait(MPI_Request& request, const std::string& what) {
-  watchdog_.wait(request, watchdog_.started(), what);
+  watchdog_.wait(request, "barrier");
 }
 
 }  // namespace mnist_ddp::distributed

@@ -30,9 +30,6 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
 
  private:
-  /// Waits for a collective just started, under the watchdog.
-  void wait(MPI_Request& request, const std::string& what);
-
   MPI_Comm comm_;
   MpiWatchdog watchdog_;
   int rank_ = 0;

@@ -7,11 +7,12 @@
 #include <cstdio>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
 
-#include "common/error.hpp"
+#include "distributed/keep_until_exit.hpp"
 #include "distributed/mpi_check.hpp"
 #include "distributed/poll_wait.hpp"
 
@@ -28,7 +29,7 @@ constexpr double kGraceSeconds = 3;
 }  // namespace
 
 MpiWatchdog::MpiWatchdog(MPI_Comm comm, double timeout_seconds)
-    : timeout_seconds_(timeout_seconds) {
+    : comm_(comm), timeout_seconds_(timeout_seconds) {
   MDDP_MPI_CHECK(MPI_Comm_dup(comm, &status_comm_));
   MDDP_MPI_CHECK(MPI_Comm_rank(status_comm_, &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(status_comm_, &size_));
@@ -38,9 +39,16 @@ MpiWatchdog::MpiWatchdog(MPI_Comm comm, double timeout_seconds)
   MDDP_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
                                static_cast<int>(mine.size()), MPI_CHAR, status_comm_));
   for (const auto& host : all) hosts_.emplace_back(host.data());
+  answers_.resize(size_);
 }
 
 MpiWatchdog::~MpiWatchdog() {
+  // Cancelled, a receive completes at once: no late answer can reach the freed buffer.
+  for (Answer& answer : answers_) {
+    if (answer.receive == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&answer.receive);
+    MPI_Wait(&answer.receive, MPI_STATUS_IGNORE);
+  }
   if (status_comm_ != MPI_COMM_NULL) MPI_Comm_free(&status_comm_);
 }
 
@@ -51,7 +59,8 @@ bool MpiWatchdog::test(MPI_Request& request) {
   return done != 0;
 }
 
-void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::string& what) {
+void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::string& what,
+                       std::shared_ptr<const void> buffers) {
   const Clock::time_point start = Clock::now();
   while (!test(request)) {
     const double waited = seconds_since(start);
@@ -60,8 +69,9 @@ void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::str
       std::snprintf(head, sizeof head,
                     "%s (collective #%lld) still waiting after %.0f s: ", what.c_str(),
                     static_cast<long long>(number), waited);
-      throw CommError(head + diagnose(number) +
-                      "; the job ends (raise --comm-timeout if such waits are expected)");
+      if (buffers) keep_until_exit(std::move(buffers));
+      throw CommTimeout(head + diagnose(number) +
+                        "; the job ends (raise --comm-timeout if such waits are expected)");
     }
     pause_after(waited);
   }
@@ -73,46 +83,47 @@ void MpiWatchdog::answer_queries() {
     MPI_Status status;
     MDDP_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, status_comm_, &arrived, &status));
     if (!arrived) return;
-    std::int64_t asked_about = 0;
-    MDDP_MPI_CHECK(MPI_Recv(&asked_about, 1, MPI_INT64_T, status.MPI_SOURCE, kQueryTag,
-                            status_comm_, MPI_STATUS_IGNORE));
+    MDDP_MPI_CHECK(MPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, kQueryTag, status_comm_,
+                            MPI_STATUS_IGNORE));
     // Eight bytes go out eagerly: this send does not wait for the asking rank.
     MDDP_MPI_CHECK(MPI_Send(&started_, 1, MPI_INT64_T, status.MPI_SOURCE, kReplyTag, status_comm_));
   }
 }
 
 std::string MpiWatchdog::diagnose(std::int64_t number) {
-  std::vector<MPI_Request> queries(size_, MPI_REQUEST_NULL);
-  std::vector<MPI_Request> replies(size_, MPI_REQUEST_NULL);
-  std::vector<std::int64_t> counts(size_, -1);
   for (int peer = 0; peer < size_; ++peer) {
     if (peer == rank_) continue;
+    Answer& answer = answers_[peer];
+    // An answer that arrived since an earlier diagnosis is out of date: ask again. One still
+    // outstanding will say where the peer stands when it comes.
+    if (answer.receive != MPI_REQUEST_NULL) {
+      int out_of_date = 0;
+      MDDP_MPI_CHECK(MPI_Test(&answer.receive, &out_of_date, MPI_STATUS_IGNORE));
+    }
+    if (answer.receive != MPI_REQUEST_NULL) continue;
+    // The query carries no data, so nothing needs to outlive its send.
+    MPI_Request query = MPI_REQUEST_NULL;
+    MDDP_MPI_CHECK(MPI_Isend(nullptr, 0, MPI_BYTE, peer, kQueryTag, status_comm_, &query));
+    MDDP_MPI_CHECK(MPI_Request_free(&query));
     MDDP_MPI_CHECK(
-        MPI_Isend(&number, 1, MPI_INT64_T, peer, kQueryTag, status_comm_, &queries[peer]));
-    MDDP_MPI_CHECK(
-        MPI_Irecv(&counts[peer], 1, MPI_INT64_T, peer, kReplyTag, status_comm_, &replies[peer]));
+        MPI_Irecv(&answer.started, 1, MPI_INT64_T, peer, kReplyTag, status_comm_, &answer.receive));
   }
-  const Clock::time_point start = Clock::now();
-  std::vector<bool> answered(size_, false);
-  answered[rank_] = true;
+  std::vector<std::optional<std::int64_t>> joined(size_);
+  joined[rank_] = number;
   int missing = size_ - 1;
+  const Clock::time_point start = Clock::now();
   while (missing > 0 && seconds_since(start) < kGraceSeconds) {
     answer_queries();  // the others may be asking at the same moment
     for (int peer = 0; peer < size_; ++peer) {
-      if (answered[peer]) continue;
+      if (joined[peer]) continue;
       int done = 0;
-      MDDP_MPI_CHECK(MPI_Test(&replies[peer], &done, MPI_STATUS_IGNORE));
+      MDDP_MPI_CHECK(MPI_Test(&answers_[peer].receive, &done, MPI_STATUS_IGNORE));
       if (done) {
-        answered[peer] = true;
+        joined[peer] = answers_[peer].started;
         --missing;
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  // Requests still open are left to MPI_Abort, which the caller's error leads to.
-  std::vector<std::optional<std::int64_t>> joined(size_);
-  for (int peer = 0; peer < size_; ++peer) {
-    if (answered[peer]) joined[peer] = peer == rank_ ? number : counts[peer];
   }
   return describe_stall(rank_, number, joined, hosts_);
 }

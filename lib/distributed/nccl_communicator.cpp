@@ -16,6 +16,7 @@
 #include "common/gpu_libraries.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/gpu_check.hpp"
+#include "distributed/keep_until_exit.hpp"
 #include "distributed/mpi_check.hpp"
 #include "distributed/poll_wait.hpp"
 
@@ -96,8 +97,8 @@ class NcclCommunicator::Pending final : public PendingCollective {
     if (!done_) return;
     if (std::uncaught_exceptions() > 0) {
       // On the way to MPI_Abort: waiting could block until the timeout. NCCL may still write
-      // into the tensor until the communicator is aborted, so its memory is kept on purpose.
-      new at::Tensor(std::move(tensor_));
+      // into the tensor until the communicator is aborted.
+      keep_until_exit(std::make_shared<at::Tensor>(std::move(tensor_)));
       return;
     }
     comm_.wait_quietly(done_.get());
@@ -123,15 +124,16 @@ class NcclCommunicator::Pending final : public PendingCollective {
   std::string what_;
 };
 
-NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout_seconds,
+NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_seconds,
                                    cudaStream_t caller_stream)
     : caller_stream_(caller_stream), device_(device), timeout_seconds_(timeout_seconds) {
-  MDDP_MPI_CHECK(MPI_Comm_rank(mpi_comm, &rank_));
-  MDDP_MPI_CHECK(MPI_Comm_size(mpi_comm, &size_));
+  MDDP_MPI_CHECK(MPI_Comm_rank(mpi.comm(), &rank_));
+  MDDP_MPI_CHECK(MPI_Comm_size(mpi.comm(), &size_));
   try {
     // Every rank prepares, then all agree: a rank that failed here would otherwise leave the
-    // others waiting in MPI_Bcast or in NCCL's initialisation.
-    ncclUniqueId id{};
+    // others waiting in the broadcast or in NCCL's initialisation. The id is kept on the heap
+    // for the broadcast (MpiWatchdog::wait).
+    const auto id = std::make_shared<ncclUniqueId>();
     std::string local_error;
     try {
       nccl();  // loaded on every rank before the agreement: it may be missing on some
@@ -143,25 +145,28 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_comm, int device, double timeout
           cuda_runtime().cudaEventCreateWithFlags(&caller_ready_, cudaEventDisableTiming));
       MDDP_CUDA_CHECK(cuda_runtime().cudaMalloc(&barrier_buffer_, sizeof(float)));
       MDDP_CUDA_CHECK(cuda_runtime().cudaMemset(barrier_buffer_, 0, sizeof(float)));
-      if (rank_ == 0) MDDP_NCCL_CHECK(nccl().ncclGetUniqueId(&id));
+      if (rank_ == 0) MDDP_NCCL_CHECK(nccl().ncclGetUniqueId(id.get()));
     } catch (const std::exception& e) {
       local_error = e.what();
     }
-    throw_unless_all_succeeded(mpi_comm, local_error,
+    throw_unless_all_succeeded(mpi, local_error,
                                "NCCL set-up on device " + std::to_string(device_));
     // Collective, as the broadcast is: every rank has agreed to get here.
-    PeerFailureWatch peers(mpi_comm);
-    MDDP_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
+    PeerFailureWatch peers(mpi.comm());
+    MPI_Request broadcast = MPI_REQUEST_NULL;
+    MDDP_MPI_CHECK(MPI_Ibcast(id.get(), sizeof *id, MPI_BYTE, 0, mpi.comm(), &broadcast));
+    mpi.wait(broadcast, "the broadcast of the NCCL unique id", id);
 
     // Non-blocking initialisation, polled with the deadline: a rank that never joins cannot
     // keep the others in ncclCommInitRank forever. Watched too: a rank whose initialisation
     // fails cannot keep them polling until then (Note [Set-up failure is agreed while polling]).
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    settle(locked([&] { return nccl().ncclCommInitRankConfig(&comm_, size_, id, rank_, &config); }),
-           "ncclCommInitRankConfig (" + std::to_string(size_) + " ranks, device " +
-               std::to_string(device_) + ")",
-           &peers);
+    settle(
+        locked([&] { return nccl().ncclCommInitRankConfig(&comm_, size_, *id, rank_, &config); }),
+        "ncclCommInitRankConfig (" + std::to_string(size_) + " ranks, device " +
+            std::to_string(device_) + ")",
+        &peers);
     watchdog_ =
         std::make_unique<NcclWatchdog>(comm_, nccl_mutex_, rank_, device_, timeout_seconds_);
   } catch (...) {

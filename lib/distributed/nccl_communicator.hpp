@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "distributed/communicator.hpp"
+#include "distributed/mpi_watchdog.hpp"
 #include "distributed/nccl_watchdog.hpp"
 #include "distributed/peer_failure.hpp"
 
@@ -58,12 +59,13 @@ namespace mnist_ddp::distributed {
 /// Communicator over NCCL: one rank per GPU, every rank on the device it selected beforehand.
 class NcclCommunicator final : public Communicator {
  public:
-  /// Collective over `mpi_comm`: rank 0 creates the NCCL unique id, MPI_Bcast hands it over and
-  /// every rank joins on CUDA device `device` (made current here). Initialisation, and any
+  /// Collective over `mpi`'s communicator, whose watchdog the set-up's MPI collectives wait
+  /// under (only while constructing): rank 0 creates the NCCL unique id, a broadcast hands it over
+  /// and every rank joins on CUDA device `device` (made current here). Initialisation, and any
   /// collective waited for, that take longer than `timeout_seconds` abort the NCCL communicator
   /// and throw CommError, as does an asynchronous NCCL error. Initialisation that fails on one
   /// rank ends it on every rank within moments (Note [Set-up failure is agreed while polling]).
-  NcclCommunicator(MPI_Comm mpi_comm, int device,
+  NcclCommunicator(MpiWatchdog& mpi, int device,
                    double timeout_seconds = std::numeric_limits<double>::infinity(),
                    cudaStream_t caller_stream = nullptr);
   /// Finalizes and destroys the NCCL communicator, or aborts it when it failed, when waiting

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "distributed/keep_until_exit.hpp"
 #include "distributed/mpi_check.hpp"
 #include "distributed/poll_wait.hpp"
 
@@ -15,13 +16,6 @@ namespace {
 
 // Announcements are the only messages on the duplicate; the tag just names them.
 constexpr int kAnnounceTag = 1;
-
-/// Announcements whose sends were freed before they completed: MPI may read them until the
-/// process ends, so they stay here, reachable (a leak checker does not count them).
-std::vector<std::unique_ptr<const std::string>>& messages_in_flight() {
-  static std::vector<std::unique_ptr<const std::string>> kept;
-  return kept;
-}
 
 }  // namespace
 
@@ -41,7 +35,7 @@ PeerFailureWatch::~PeerFailureWatch() {
     for (MPI_Request& send : sends_) {
       if (send != MPI_REQUEST_NULL) MPI_Request_free(&send);
     }
-    messages_in_flight().push_back(std::move(message_));
+    keep_until_exit(std::move(message_));  // MPI may still read it
   }
   // Kept after a failure: a late announcement must not reach a later communicator (Note [Set-up
   // failure is agreed while polling]).

@@ -11,6 +11,27 @@
 #include "distributed/mpi_watchdog.hpp"
 
 namespace mnist_ddp::distributed {
+namespace {
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  return gethostname(name.data(), name.size() - 1) == 0 ? name.data() : "";
+}
+
+std::string label_of(const std::string& rank, const std::string& host) {
+  return "[rank " + rank + "@" + host + "]";
+}
+
+/// Whether MPI calls can be made: after MPI_Init, before MPI_Finalize.
+bool mpi_running() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+}  // namespace
 
 World::World(int* argc, char*** argv) {
   // One thread at a time calls MPI, but not always the main one: on CUDA the gradient hooks that
@@ -37,29 +58,32 @@ World::World(int* argc, char*** argv) {
   const int leads_a_node = local_rank_ == 0 ? 1 : 0;
   MDDP_MPI_CHECK(MPI_Allreduce(&leads_a_node, &node_count_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) == 0) host_ = name.data();
+  host_ = host_name();
   watchdog_ = std::make_unique<MpiWatchdog>(MPI_COMM_WORLD, config::TrainConfig{}.comm_timeout);
 }
 
 World::~World() {
   watchdog_.reset();  // frees its communicator while MPI is still up
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (mpi_running()) MPI_Finalize();
 }
 
 void World::wait(MPI_Request& request, const std::string& what) const {
-  watchdog_->wait(request, watchdog_->started(), what);
+  watchdog_->wait(request, what);
 }
 
 void World::set_comm_timeout(double seconds) { watchdog_->set_timeout(seconds); }
 
-std::string World::label() const { return "[rank " + std::to_string(rank_) + "@" + host_ + "]"; }
+std::string World::label() const { return label_of(std::to_string(rank_), host_); }
 
-void World::abort(int code) const {
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);  // MPI_Abort does not return; this only satisfies [[noreturn]]
+std::string process_label() {
+  int rank = 0;
+  const bool known = mpi_running() && MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS;
+  return label_of(known ? std::to_string(rank) : "?", host_name());
+}
+
+void abort_job(int code) {
+  if (mpi_running()) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // without MPI there is no other rank to end
 }
 
 }  // namespace mnist_ddp::distributed

@@ -1,6 +1,6 @@
 // lib/distributed/world.hpp — provides: World (RAII MPI start-up and teardown, world rank and size,
 // local rank and count on this node, the node's identity and count, host name, the MPI thread
-// level, watched waits for the collectives of start-up) and abort().
+// level, watched waits for the collectives of start-up), process_label() and abort_job().
 #pragma once
 
 #include <memory>
@@ -34,19 +34,17 @@ class World {
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
   /// Waits for `request`, a collective just started on comm(), as the training collectives wait
-  /// (Note [Stall diagnosis]): after the --comm-timeout it throws CommError naming `what` and the
-  /// ranks that had not joined, so a rank stuck before it (a stalled file system while loading
+  /// (Note [Stall diagnosis]): after the --comm-timeout it throws CommTimeout naming `what` and
+  /// the ranks that had not joined, so a rank stuck before it (a stalled file system while loading
   /// data, a hanging GPU driver) ends the job instead of leaving the others waiting for ever.
   void wait(MPI_Request& request, const std::string& what) const;
+  /// The watchdog of wait(), for the steps that take one (agreements, NCCL's set-up).
+  MpiWatchdog& watchdog() const { return *watchdog_; }
   /// The deadline of wait(): the default --comm-timeout until the options are known.
   void set_comm_timeout(double seconds);
 
   /// "[rank 3@gpu07]": the prefix of every error line.
   std::string label() const;
-
-  /// Ends every rank of the job with `code` (MPI_Abort). Use when other ranks may be blocked
-  /// in a collective and can no longer be reached by an agreed error path.
-  [[noreturn]] void abort(int code) const;
 
  private:
   int rank_ = 0;
@@ -59,5 +57,13 @@ class World {
   std::string host_;
   std::unique_ptr<MpiWatchdog> watchdog_;  // of start-up's collectives on comm()
 };
+
+/// World::label() where no World could be made: the rank from MPI where it started, else "?".
+std::string process_label();
+
+/// Ends every rank of the job with `code` (MPI_Abort) where MPI has started, else this process.
+/// Use when other ranks may be blocked in a collective and can no longer be reached by an agreed
+/// error path.
+[[noreturn]] void abort_job(int code);
 
 }  // namespace mnist_ddp::distributed

@@ -4,8 +4,9 @@
 # host and the cause (for a stalled rank: the collective and the rank that had not joined), the
 # last checkpoint stays intact, and a rerun with --resume auto completes. A rank that hangs while
 # loading the data ends the job with exit 5 after --comm-timeout, named with its host and the
-# phase.
+# phase. A rank whose MPI start-up fails ends the job with exit 5 too.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+: "${FAIL_MPI_START_LIB:?set FAIL_MPI_START_LIB to the fail_mpi_start library}"
 
 HOST=$(hostname)
 TIMEOUT=3  # --comm-timeout, seconds
@@ -113,6 +114,15 @@ for ranks in 2 4; do
 done
 
 expect_no_process_left "every run above (each names \$WORK/ckpt)"
+
+# A rank whose MPI start-up fails (a preloaded shim fails its MPI_Comm_split_type, in which the
+# other rank waits): exit 5 on every rank, and the failing rank names the call.
+STATUS=0
+timeout 60 mpirun -np 2 -x LD_PRELOAD="$FAIL_MPI_START_LIB" "$MNIST_DDP_BIN" "${RUN[@]}" \
+  >"$WORK/out" 2>"$WORK/err" || STATUS=$?
+expect_exit 5 "MPI start-up failing on rank 1"
+expect_once err "mnist_ddp: error: [rank 1@$HOST] MPI_Comm_split_type(" \
+  "the rank whose start-up failed names the call"
 
 # A malformed fault description is a usage error on every rank.
 STATUS=0

@@ -12,16 +12,21 @@
 
 namespace mnist_ddp::testing {
 namespace {
-const distributed::World* current_world = nullptr;
+distributed::World* current_world = nullptr;
 }  // namespace
 
 const distributed::World& test_world() { return *current_world; }
+
+WorldCommTimeout::WorldCommTimeout(double seconds) { current_world->set_comm_timeout(seconds); }
+
+WorldCommTimeout::~WorldCommTimeout() { current_world->set_comm_timeout(kCommTimeoutSeconds); }
 
 }  // namespace mnist_ddp::testing
 
 int main(int argc, char** argv) {
   mnist_ddp::distributed::World world(&argc, &argv);
   mnist_ddp::testing::current_world = &world;
+  world.set_comm_timeout(mnist_ddp::testing::kCommTimeoutSeconds);
   doctest::Context context(argc, argv);
   context.setOption("no-colors", true);  // ctest logs are files
   // The largest world ctest starts (mpi_4_ranks); doctest counts the cases left out as skipped.

@@ -350,7 +350,8 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
   const data::Dataset train_set = on_device(testing::synthetic_dataset(kTrainSize, /*seed=*/21));
   const data::Dataset test_set = on_device(testing::synthetic_dataset(40, /*seed=*/22));
   const auto train_on_nccl = [&](bool alone, std::int64_t& nodes) {
-    auto nccl = std::make_unique<distributed::NcclCommunicator>(MPI_COMM_SELF, gpu,
+    distributed::MpiWatchdog mpi_self(MPI_COMM_SELF, testing::kCommTimeoutSeconds);
+    auto nccl = std::make_unique<distributed::NcclCommunicator>(mpi_self, gpu,
                                                                 testing::kCommTimeoutSeconds);
     distributed::StagingCommunicator comm(std::move(nccl), device);
     config::TrainConfig config = adam_onecycle_config();

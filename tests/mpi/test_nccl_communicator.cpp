@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "distributed/make_communicator.hpp"
+#include "support/late_rank.hpp"
 #include "support/mpi_test_world.hpp"
 
 #if MNIST_DDP_HAVE_NCCL
@@ -47,6 +48,36 @@ TEST_CASE("make_nccl_communicator fails with a clear CommError on every rank wit
     CAPTURE(message);
     CHECK(message.find(expected) != std::string::npos);
     CHECK((e.code() == ExitCode::kComm));
+  }
+}
+
+TEST_CASE("a rank that stalls before device selection ends the others' agreement at the timeout") {
+  if (!nccl_built_in() || cuda_device_present()) {
+    MESSAGE("device selection fails here only with the NCCL backend and no CUDA device; skipped");
+    return;
+  }
+  const World& world = testing::test_world();
+  const int held = world.size() - 1;
+  const testing::WorldCommTimeout short_timeout(/*seconds=*/0.2);
+  // The held rank selects its device only once every other rank gave up on it.
+  if (world.rank() == held) {
+    CHECK(testing::hold_until_released(held, testing::kCommTimeoutSeconds));
+  }
+  std::string message;
+  try {
+    make_nccl_communicator(world, testing::kCommTimeoutSeconds);
+  } catch (const CommError& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  if (world.rank() == held) {
+    CHECK(message.find("no CUDA device") != std::string::npos);
+  } else {
+    testing::release(held);
+    CHECK(message.find("the agreement after CUDA device selection (collective #") !=
+          std::string::npos);
+    CHECK(message.find("waits for rank(s) " + std::to_string(held) + "@" + world.host() +
+                       " not responding") != std::string::npos);
   }
 }
 
