@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/error.hpp"
@@ -44,34 +45,33 @@ TEST_CASE("a rank that answers after a diagnosis gave up is asked again by the n
   const std::string waits_for = "waits for rank(s) " + std::to_string(held) + "@" + world.host();
   MpiWatchdog watchdog(world.comm(), kShortTimeoutSeconds);
 
+  // One barrier that the held rank joins only once `hold` returns; every other rank's watchdog
+  // gives up on it first and names it, followed by `expected`.
+  const auto barrier_round = [&](const std::function<bool()>& hold, const std::string& expected) {
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    if (world.rank() == held) {
+      CHECK(hold());
+      MPI_Ibarrier(world.comm(), &barrier);
+      watchdog.wait(barrier, watchdog.started(), "the test's barrier");
+    } else {
+      MPI_Ibarrier(world.comm(), &barrier);
+      const std::string message = stall_message(watchdog, barrier, watchdog.started(), held);
+      CAPTURE(message);
+      CHECK(message.find(waits_for + expected) != std::string::npos);
+    }
+  };
   // The held rank answers nothing until every other rank's diagnosis gave up on it.
-  MPI_Request barrier = MPI_REQUEST_NULL;
-  if (world.rank() == held) {
-    CHECK(testing::hold_until_released(held, testing::kCommTimeoutSeconds));
-    MPI_Ibarrier(world.comm(), &barrier);
-    watchdog.wait(barrier, watchdog.started(), "the test's barrier");
-  } else {
-    MPI_Ibarrier(world.comm(), &barrier);
-    const std::string message = stall_message(watchdog, barrier, watchdog.started(), held);
-    CAPTURE(message);
-    CHECK(message.find(waits_for + " not responding (stalled, dead or busy); the job ends") !=
-          std::string::npos);
-  }
-
+  barrier_round([&] { return testing::hold_until_released(held, testing::kCommTimeoutSeconds); },
+                " not responding (stalled, dead or busy); the job ends");
   // Then it answers while it stays out of the next barrier: its late answers to the first
   // queries arrive now, and the next diagnosis reports where it stands, at collective #1.
-  if (world.rank() == held) {
-    CHECK(
-        testing::hold_until_released(held, testing::kCommTimeoutSeconds,
-                                     [&](MPI_Request& release) { return watchdog.test(release); }));
-    MPI_Ibarrier(world.comm(), &barrier);
-    watchdog.wait(barrier, watchdog.started(), "the test's barrier");
-  } else {
-    MPI_Ibarrier(world.comm(), &barrier);
-    const std::string message = stall_message(watchdog, barrier, watchdog.started(), held);
-    CAPTURE(message);
-    CHECK(message.find(waits_for + " (at #1) had not joined; the job ends") != std::string::npos);
-  }
+  barrier_round(
+      [&] {
+        return testing::hold_until_released(
+            held, testing::kCommTimeoutSeconds,
+            [&](MPI_Request& release) { return watchdog.test(release); });
+      },
+      " (at #1) had not joined; the job ends");
 }
 
 }  // namespace
