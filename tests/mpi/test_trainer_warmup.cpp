@@ -16,12 +16,26 @@
 namespace mnist_ddp::train {
 namespace {
 
+// LibTorch's RecordFunction::inputs() reads a flag that its release build never sets whenever
+// NDEBUG is off, as in the sanitizer tree, where UBSan stops on that load: the case runs elsewhere.
+#if defined(__has_feature)
+#if __has_feature(undefined_behavior_sanitizer)
+#define MNIST_DDP_UNDER_UBSAN 1
+#endif
+#endif
+#ifdef MNIST_DDP_UNDER_UBSAN
+constexpr bool kInputsUnreadable = true;
+#else
+constexpr bool kInputsUnreadable = false;
+#endif
+
 std::int64_t& largest_loss_batch() {
   static std::int64_t images = 0;
   return images;
 }
 
-TEST_CASE("Trainer: the warm-up pass takes at most the shard's images, whatever the batch size") {
+TEST_CASE("Trainer: the warm-up pass takes at most the shard's images, whatever the batch size" *
+          doctest::skip(kInputsUnreadable)) {
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const data::Dataset train_set = testing::synthetic_dataset(40, /*seed=*/21);
   config::TrainConfig config;
