@@ -13,10 +13,11 @@
 #     --build-only      ... and build mnist_ddp and mpi_tests (no GPU needed)
 #
 # Environment: TORCH_DIR or Torch_DIR (LibTorch's TorchConfig.cmake folder, a CMake prefix above
-# it, or the LibTorch root; default: the python3 torch's), MNIST_DDP_DATA (default
-# data/fashion-mnist: the four Fashion-MNIST IDX files), GPU_CHECK_DEBS (default deps/debs, made by
-# scripts/pack_debian_deps.sh), GPU_CHECK_DEPS_ROOT (default deps/root, where they are unpacked),
-# GPU_CHECK_USE_DEBS=1 (take every dependency from the debs even where the system has it),
+# it, or the LibTorch root; default: the python3 torch's if it has CUDA, as scripts/setup.sh),
+# MNIST_DDP_DATA (default data/fashion-mnist: the four Fashion-MNIST IDX files), GPU_CHECK_DEBS
+# (default deps/debs, made by scripts/pack_debian_deps.sh), GPU_CHECK_DEPS_ROOT (default
+# deps/root, where they are unpacked), GPU_CHECK_USE_DEBS=1 (take every dependency from the debs
+# even where the system has it),
 # GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_RUN_TIMEOUT (seconds per run, default 90),
 # GPU_CHECK_RUN_BUDGET (seconds for all runs together, default 300), GPU_CHECK_BUILD_TIMEOUT
 # (default 480), GPU_CHECK_BENCH=0 (skip bench/gpu/graph_bench.py), GPU_CHECK_BENCH_TIMEOUT
@@ -186,25 +187,17 @@ fact() {
 
 # ---------------------------------------------------------------------------------------------
 hr "LibTorch"
-torch_hint=${TORCH_DIR:-${Torch_DIR:-}}
-[[ -n $torch_hint ]] || torch_hint=$(torch_fact cmake_prefix_path)
-TORCH_CONFIG_DIR=""
-for candidate in "$torch_hint" "$torch_hint/Torch" "$torch_hint/share/cmake/Torch"; do
-  if [[ -n $torch_hint && -f $candidate/TorchConfig.cmake ]]; then
-    TORCH_CONFIG_DIR=$(cd "$candidate" && pwd)
-    break
-  fi
-done
+# The LibTorch scripts/setup.sh would build against, so these checks prove the README's commands.
+# shellcheck source=scripts/find_torch.sh
+source "$ROOT/scripts/find_torch.sh"
+find_torch "$PYTHON" || die 2 "set TORCH_DIR to the folder of TorchConfig.cmake of a CUDA LibTorch"
 if [[ -z $TORCH_CONFIG_DIR ]]; then
-  die 2 "no LibTorch found (TORCH_DIR/Torch_DIR='${TORCH_DIR:-${Torch_DIR:-}}'," \
-        "$PYTHON torch's cmake_prefix_path='$(torch_fact cmake_prefix_path)'; see $TORCH_FACTS)." \
-        "Set TORCH_DIR to the folder of TorchConfig.cmake of a CUDA LibTorch, or install PyTorch" \
-        "with CUDA for $PYTHON."
+  die 2 "no LibTorch found (TORCH_DIR and Torch_DIR unset; $PYTHON torch's" \
+        "cmake_prefix_path='$(torch_fact cmake_prefix_path)', CUDA '$(torch_fact cuda_version)';" \
+        "see $TORCH_FACTS). Set TORCH_DIR to the folder of TorchConfig.cmake of a CUDA LibTorch," \
+        "or install PyTorch with CUDA for $PYTHON."
 fi
-TORCH_PREFIX=$(cd "$TORCH_CONFIG_DIR/../../.." && pwd)
 say "TorchConfig   $TORCH_CONFIG_DIR"
-TORCH_HAS_CUDA=0
-[[ -e $TORCH_PREFIX/lib/libtorch_cuda.so ]] && TORCH_HAS_CUDA=1
 if ((TORCH_HAS_CUDA)); then
   say "LibTorch has CUDA ($TORCH_PREFIX/lib/libtorch_cuda.so)"
 elif [[ $MODE == full ]]; then
@@ -247,12 +240,9 @@ if [[ -f $BUILD_DIR/CMakeCache.txt ]]; then
     rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
   fi
 fi
-nccl_mode=ON
-((TORCH_HAS_CUDA)) || nccl_mode=AUTO
 # No unity batches: two sources that clash only under this LibTorch's headers cannot stop the build.
 configure_args=(-S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release
-                -DMNIST_DDP_NCCL="$nccl_mode" -DMNIST_DDP_CUDA_GRAPHS=AUTO -DMNIST_DDP_UNITY=OFF
-                -DTorch_DIR="$TORCH_CONFIG_DIR" "${CMAKE_HINTS[@]}")
+                "${TORCH_CONFIGURE_ARGS[@]}" -DMNIST_DDP_UNITY=OFF "${CMAKE_HINTS[@]}")
 if [[ -n $CUDA_ROOT ]]; then
   configure_args+=(-DCUDAToolkit_ROOT="$CUDA_ROOT" -DCMAKE_CUDA_COMPILER="$CUDA_ROOT/bin/nvcc")
   export CUDA_HOME=${CUDA_HOME:-$CUDA_ROOT}
