@@ -31,6 +31,7 @@ std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double 
   RankCapability mine;
   mine.node = world.node_id();
   mine.host = world.host();
+  mine.nccl_host = nccl_host_id();
   std::string local_error;
   try {
     const CudaDevice selected = select_device(

@@ -7,6 +7,7 @@
 #include <torch/version.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -18,6 +19,16 @@
 #endif
 
 namespace mnist_ddp::distributed {
+
+// Note [Several NCCL ranks on one GPU]
+// NCCL refuses two ranks on one GPU only when it takes them for ranks of one host, and its host
+// is a hash of NCCL_HOSTID where that is set (src/misc/utils.cc, getHostHashOnce). Ranks with
+// distinct NCCL_HOSTIDs are then separate hosts to NCCL, each with a GPU of its own, even on one
+// GPU: tests run a real N-rank communicator that way. The placement check follows the same rule.
+std::string nccl_host_id() {
+  const char* id = std::getenv("NCCL_HOSTID");
+  return id != nullptr ? id : "";
+}
 
 std::string cuda_unavailable_reason() {
   if (!at::hasCUDA()) {
@@ -53,6 +64,7 @@ struct Record {
   Text cuda_missing{};
   Text gpu_text{};
   Text gpu_bus_id{};
+  Text nccl_host{};
 };
 
 void put(Text& into, const std::string& text) {
@@ -68,6 +80,7 @@ RankCapability probe_capability(const World& world, bool probe_cuda) {
   mine.host = world.host();
   mine.nccl_built = nccl_built_in();
   mine.thread_level = world.thread_level();
+  mine.nccl_host = nccl_host_id();
   if (!probe_cuda) {
     mine.cuda_missing = "--device cpu";
     return mine;
@@ -102,6 +115,7 @@ std::vector<RankCapability> gather_capabilities(const World& world, const RankCa
   put(record.cuda_missing, mine.cuda_missing);
   put(record.gpu_text, mine.gpu_text);
   put(record.gpu_bus_id, mine.gpu_bus_id);
+  put(record.nccl_host, mine.nccl_host);
 
   std::vector<Record> records(world.size());
   MPI_Request request = MPI_REQUEST_NULL;
@@ -111,15 +125,17 @@ std::vector<RankCapability> gather_capabilities(const World& world, const RankCa
   std::vector<RankCapability> all;
   for (const Record& r : records) {
     all.push_back({r.node, r.local_rank, r.host.data(), r.cuda_missing.data(), r.visible_gpus,
-                   r.gpu, r.gpu_text.data(), r.gpu_bus_id.data(), r.nccl_built != 0,
-                   r.thread_level});
+                   r.gpu, r.gpu_text.data(), r.gpu_bus_id.data(), r.nccl_built != 0, r.thread_level,
+                   r.nccl_host.data()});
   }
   return all;
 }
 
 std::string shared_gpu_reason(const std::vector<RankCapability>& ranks) {
   const auto same_gpu = [](const RankCapability& a, const RankCapability& b) {
-    if (a.gpu < 0 || b.gpu < 0 || a.node != b.node) return false;
+    const bool same_host =
+        a.nccl_host.empty() && b.nccl_host.empty() ? a.node == b.node : a.nccl_host == b.nccl_host;
+    if (a.gpu < 0 || b.gpu < 0 || !same_host) return false;
     return a.gpu_bus_id.empty() || b.gpu_bus_id.empty() ? a.gpu == b.gpu
                                                         : a.gpu_bus_id == b.gpu_bus_id;
   };

@@ -21,7 +21,11 @@ struct RankCapability {
   std::string gpu_bus_id;   // "0000:18:00.0", or "" where the CUDA runtime is not linked in
   bool nccl_built = false;  // this rank's binary has the NCCL backend
   int thread_level = 0;     // what MPI_Init_thread provided
+  std::string nccl_host;    // NCCL_HOSTID where set: NCCL then takes it for the host, not the node
 };
+
+/// This process's NCCL_HOSTID, or "" where it is unset (Note [Several NCCL ranks on one GPU]).
+std::string nccl_host_id();
 
 /// Why this process cannot use CUDA ("this LibTorch 1.13.1 was built without CUDA", "no CUDA
 /// device is visible ..."), or "" when it can.
@@ -36,8 +40,9 @@ RankCapability probe_capability(const World& world, bool probe_cuda);
 std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine);
 
 /// "ranks 0 and 2 would share cuda:0 (...) on gpu07: NCCL needs a GPU of its own for each rank
-/// ...", naming the first two ranks that would train on the same GPU of the same node (told by
-/// PCI bus id, else by device index), or "" when no two do.
+/// ...", naming the first two ranks that would train on the same GPU of the same host as NCCL
+/// sees it (the node, or NCCL_HOSTID where a rank sets it; the GPU told by PCI bus id, else by
+/// device index), or "" when no two do.
 std::string shared_gpu_reason(const std::vector<RankCapability>& ranks);
 
 }  // namespace mnist_ddp::distributed

@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include "distributed/mpi_check.hpp"
+#include "distributed/rank_capability.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -16,6 +17,7 @@ namespace {
 struct PlacementRecord {
   std::array<char, 128> host{};
   std::array<char, 128> device{};
+  std::array<char, 128> nccl_host{};
   int local_rank = 0;
   int threads = 1;
   int cores = 1;
@@ -38,6 +40,7 @@ std::vector<RankPlacement> gather_layout(const World& world, const std::string& 
   PlacementRecord mine;
   copy_truncated(mine.host, world.host());
   copy_truncated(mine.device, device);
+  copy_truncated(mine.nccl_host, nccl_host_id());
   mine.local_rank = world.local_rank();
   mine.threads = threads;
   mine.cores = usable_cores();
@@ -50,7 +53,8 @@ std::vector<RankPlacement> gather_layout(const World& world, const std::string& 
   std::vector<RankPlacement> layout;
   for (int rank = 0; rank < world.size(); ++rank) {
     const PlacementRecord& r = all[rank];
-    layout.push_back({rank, r.host.data(), r.local_rank, r.device.data(), r.threads, r.cores});
+    layout.push_back({rank, r.host.data(), r.local_rank, r.device.data(), r.threads, r.cores,
+                      r.nccl_host.data()});
   }
   return layout;
 }

@@ -14,9 +14,10 @@ struct RankPlacement {
   int rank = 0;
   std::string host;
   int local_rank = 0;
-  std::string device;  // "cpu", later "cuda:0 (NVIDIA H100, 0000:18:00.0)"
-  int threads = 1;     // intra-op threads
-  int cores = 1;       // the cores its CPU binding lets it run on (usable_cores)
+  std::string device;     // "cpu", later "cuda:0 (NVIDIA H100, 0000:18:00.0)"
+  int threads = 1;        // intra-op threads
+  int cores = 1;          // the cores its CPU binding lets it run on (usable_cores)
+  std::string nccl_host;  // its NCCL_HOSTID, "" where unset (NCCL's host is then the node)
 };
 
 /// The cores this process may run on: its CPU affinity mask (what mpirun's or srun's binding

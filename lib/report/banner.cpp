@@ -41,13 +41,21 @@ void print_layout(const Log& log, const std::vector<distributed::RankPlacement>&
                   int node_count) {
   log.line("# layout: %zu rank%s on %d node%s", layout.size(), layout.size() == 1 ? "" : "s",
            node_count, node_count == 1 ? "" : "s");
+  // NCCL's own host, only where a rank sets NCCL_HOSTID (Note [Several NCCL ranks on one GPU]).
+  const bool nccl_hosts =
+      std::any_of(layout.begin(), layout.end(), [](const auto& p) { return !p.nccl_host.empty(); });
+  const auto nccl_column = [nccl_hosts](const std::string& text) {
+    return nccl_hosts
+               ? text + std::string(std::max<size_t>(text.size(), 16) - text.size(), ' ') + ' '
+               : std::string();
+  };
   // The device last: a GPU's name and PCI bus id make it the widest column.
-  log.line("# %6s  %-24s %10s %7s %5s  %s", "rank", "host", "local_rank", "threads", "cores",
-           "device");
+  log.line("# %6s  %-24s %10s %7s %5s  %s%s", "rank", "host", "local_rank", "threads", "cores",
+           nccl_column("nccl_host").c_str(), "device");
   std::string crowded;
   for (const distributed::RankPlacement& p : layout) {
-    log.line("# %6d  %-24s %10d %7d %5d  %s", p.rank, p.host.c_str(), p.local_rank, p.threads,
-             p.cores, p.device.c_str());
+    log.line("# %6d  %-24s %10d %7d %5d  %s%s", p.rank, p.host.c_str(), p.local_rank, p.threads,
+             p.cores, nccl_column(p.nccl_host).c_str(), p.device.c_str());
     if (p.threads > p.cores) crowded += (crowded.empty() ? "" : ", ") + std::to_string(p.rank);
   }
   // mpirun binds each of up to two ranks to one core unless told otherwise: extra threads then

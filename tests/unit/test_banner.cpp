@@ -50,7 +50,7 @@ std::vector<std::string> rank_table(const std::vector<double>& seconds) {
   std::vector<distributed::RankPlacement> layout;
   for (int rank = 0; rank < static_cast<int>(seconds.size()); ++rank) {
     ranks.push_back(rank_stats(rank, seconds[rank]));
-    layout.push_back({rank, "host" + std::to_string(rank), rank, "cpu", 1, 1});
+    layout.push_back({rank, "host" + std::to_string(rank), rank, "cpu", 1, 1, ""});
   }
   return printed([&](const Log& log) { print_rank_table(log, ranks, layout); });
 }
@@ -96,22 +96,34 @@ TEST_CASE("banner rank table: the rank more than 5% slower than the fastest is m
 }
 
 TEST_CASE("layout table: a row per rank with its threads and cores; a note where threads crowd") {
-  const std::vector<distributed::RankPlacement> roomy = {{0, "a", 0, "cpu", 2, 2},
-                                                         {1, "b", 0, "cpu", 1, 4}};
+  const std::vector<distributed::RankPlacement> roomy = {{0, "a", 0, "cpu", 2, 2, ""},
+                                                         {1, "b", 0, "cpu", 1, 4, ""}};
   const std::vector<std::string> lines =
       printed([&](const Log& log) { print_layout(log, roomy, 2); });
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] == "# layout: 2 ranks on 2 nodes");
   CHECK(lines[1] == "#   rank  host                     local_rank threads cores  device");
   CHECK(lines[3] == "#      1  b                                 0       1     4  cpu");
-  const std::vector<distributed::RankPlacement> bound = {{0, "a", 0, "cpu", 2, 1},
-                                                         {1, "a", 1, "cpu", 2, 1}};
+  const std::vector<distributed::RankPlacement> bound = {{0, "a", 0, "cpu", 2, 1, ""},
+                                                         {1, "a", 1, "cpu", 2, 1, ""}};
   const std::vector<std::string> crowded =
       printed([&](const Log& log) { print_layout(log, bound, 1); });
   REQUIRE(crowded.size() == 5);
   CHECK(crowded[4].rfind("# note: rank(s) 0, 1 run more threads than their CPU binding gives "
                          "them cores",
                          0) == 0);
+}
+
+TEST_CASE("layout table: NCCL's host in a column of its own where a rank sets NCCL_HOSTID") {
+  const std::vector<distributed::RankPlacement> one_gpu = {{0, "a", 0, "cuda:0", 1, 1, "rank0"},
+                                                           {1, "a", 1, "cuda:0", 1, 1, "rank1"}};
+  const std::vector<std::string> lines =
+      printed([&](const Log& log) { print_layout(log, one_gpu, 1); });
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1] ==
+        "#   rank  host                     local_rank threads cores  nccl_host        device");
+  CHECK(lines[3] ==
+        "#      1  a                                 1       1     1  rank1            cuda:0");
 }
 
 }  // namespace

@@ -192,5 +192,32 @@ TEST_CASE("many ranks are named briefly") {
             "ranks 2, 3, 4, 5, 6, 7, 8, 9 and 4 more (gpu02)") != std::string::npos);
 }
 
+TEST_CASE("ranks on one GPU: refused as NCCL would, unless each has its own NCCL_HOSTID") {
+  std::vector<RankCapability> job;
+  add_node(job, "gpu01", 8, 1);
+  for (RankCapability& r : job) r.nccl_host = "rank" + std::to_string(r.local_rank);
+  const std::vector<DevicePlan> all = plans(options("auto", "nccl"), job);
+  CHECK(all[7].backend == "nccl");
+  CHECK(all[7].device == c10::Device(c10::kCUDA, 0));
+  job[5].nccl_host = job[3].nccl_host;  // one host to NCCL again
+  CHECK(refusal(options("auto", "nccl"), job) ==
+        "--backend nccl: ranks 3 and 5 would share cuda:0 on gpu01: NCCL needs a GPU of its own "
+        "for each rank (start no more ranks per node than it has GPUs)");
+  job[5].nccl_host.clear();  // unset: the node, another host than NCCL_HOSTID's
+  CHECK(plans(options("auto", "nccl"), job)[0].backend == "nccl");
+}
+
+TEST_CASE("one NCCL_HOSTID on two nodes: one host to NCCL, whose GPUs are told by bus id") {
+  std::vector<RankCapability> job;
+  add_node(job, "gpu01", 1, 1);
+  add_node(job, "gpu02", 1, 1);
+  for (RankCapability& r : job) r.nccl_host = "shared";
+  CHECK(plans(options("auto", "nccl"), job)[1].backend == "nccl");  // two bus ids
+  job[1].gpu_bus_id = job[0].gpu_bus_id;
+  CHECK(
+      refusal(options("auto", "nccl"), job).rfind("--backend nccl: ranks 0 and 1 would share", 0) ==
+      0);
+}
+
 }  // namespace
 }  // namespace mnist_ddp::distributed
