@@ -46,9 +46,10 @@ except Exception as e:
     sys.exit(1)
 if (abs(a["test_loss"] - b["test_loss"]) > float(loss) * abs(a["test_loss"]) or
         abs(a["test_accuracy"] - b["test_accuracy"]) > float(accuracy)):
-    print("ended at test loss %.9f, accuracy %.4f; %s at %.9f, %.4f"
-          % (b["test_loss"], b["test_accuracy"], os.path.basename(reference)[:-6],
-             a["test_loss"], a["test_accuracy"]))
+    print("ended at test loss %.9f (%.2g relative), accuracy %.4f; %s at %.9f, %.4f"
+          % (b["test_loss"], abs(a["test_loss"] - b["test_loss"]) / abs(a["test_loss"]),
+             b["test_accuracy"], os.path.basename(reference)[:-6], a["test_loss"],
+             a["test_accuracy"]))
     sys.exit(1)
 EOF
 }

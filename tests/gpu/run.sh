@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh — provides: the GPU checks of mnist_ddp in one command: the machine's facts,
-# every build dependency found or unpacked from deps/debs (deps.sh), mnist_ddp and mpi_tests built
-# with the NCCL backend into build-gpu/, NCCL test cases and training runs on every GPU (NCCL,
-# bf16, CUDA graphs, MPI on CUDA, DP) checked by exit code, accuracy and log (log_checks.sh), the
-# benchmark, and a Markdown table; exits non-zero if any check failed.
+# every build dependency found or unpacked from deps/debs (deps.sh), mnist_ddp, mpi_tests and
+# allreduce_bench built with the NCCL backend into build-gpu/, NCCL test cases and training runs on
+# every GPU (NCCL, bf16, CUDA graphs, MPI on CUDA, DP) checked by exit code, accuracy and log
+# (log_checks.sh), 8, 4 and 2 NCCL ranks on one GPU (multirank.sh), the benchmark, and a Markdown
+# table; exits non-zero if any check failed.
 #
 #   tests/gpu/run.sh [--out DIR] [--deps-only | --configure-only | --build-only]
 #     --out DIR         the reports and every log (one gpu-check.tar.gz) there (or GPU_CHECK_OUT)
 #     --deps-only       facts and dependencies only (unpacks deps/debs if needed, checks the
 #                       unpacked Open MPI with `mpirun -np 2 uname -n`); a CPU LibTorch is accepted
 #     --configure-only  ... and configure build-gpu/ (a CPU LibTorch is accepted: NCCL then AUTO)
-#     --build-only      ... and build mnist_ddp and mpi_tests (no GPU needed)
+#     --build-only      ... and build mnist_ddp, mpi_tests and allreduce_bench (no GPU needed)
 #
 # Environment: TORCH_DIR or Torch_DIR (LibTorch's TorchConfig.cmake folder, a CMake prefix above
 # it, or the LibTorch root; default: the python3 torch's if it has CUDA, as scripts/setup.sh),
@@ -24,7 +25,9 @@
 # (default 300), GPU_CHECK_MNIST (the real MNIST for it, default data/mnist),
 # GPU_CHECK_DEADLINE (seconds from the start by which the script ends, summary written and logs
 # copied: runs and the benchmark get no more than is left; default 0, none), GPU_CHECK_ONLY (an
-# extended regular expression: only the runs whose names match it, e.g. 'graph'),
+# extended regular expression: only the runs whose names match it, e.g. 'graph' or 'multirank';
+# the benchmark runs when it matches graph_bench), GPU_CHECK_MULTIRANK=0 (skip multirank.sh's
+# checks; MULTIRANK_* as that script says),
 # GPU_CHECK_BENCH_ARGS (more arguments for graph_bench.py, e.g. '--rounds 1 --seeds 3'), PYTHON
 # (default python3).
 # Exit codes: 0 all checks passed, 1 a check failed, 2 something needed is missing.
@@ -34,7 +37,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SCRIPT_START=$SECONDS
 
 usage() {
-  sed -n '8,13p' "$0" >&2
+  sed -n '9,14p' "$0" >&2
   exit 2
 }
 
@@ -65,72 +68,12 @@ ONLY=${GPU_CHECK_ONLY:-}
 read -r -a BENCH_ARGS <<<"${GPU_CHECK_BENCH_ARGS:-}"
 PYTHON=${PYTHON:-python3}
 DATA_DIR=${MNIST_DDP_DATA:-$ROOT/data/fashion-mnist}
-# mnist_ddp reads MNIST_DDP_<OPTION> variables as options: the runs below get the defaults.
-for name in $(compgen -e); do
-  if [[ $name == MNIST_DDP_* ]]; then unset "$name"; fi
-done
-
 LOG_DIR=$BUILD_DIR/gpu-check
-# Everything in it is this run's: a report left by an earlier run must not reach --out as new.
-rm -rf "$LOG_DIR"
-mkdir -p "$LOG_DIR"
-ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
-
-say() { printf '# %s\n' "$*"; }
-hr() { printf '\n## %s\n' "$*"; }
-die() {
-  local code=$1
-  shift
-  echo "gpu check: error: $*" >&2
-  exit "$code"
-}
-# The time settings are whole seconds: anything else would reach bash's arithmetic unchecked.
-for setting in GPU_CHECK_RUN_TIMEOUT GPU_CHECK_RUN_BUDGET GPU_CHECK_BENCH_TIMEOUT \
-               GPU_CHECK_BUILD_TIMEOUT GPU_CHECK_DEADLINE; do
-  [[ ${!setting:-0} =~ ^[0-9]+$ ]] || die 2 "$setting must be a whole number of seconds," \
-    "not '${!setting}'"
-done
-# python3 with the caller's library path: the unpacked libraries are not for it.
-py() { LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH "$PYTHON" "$@"; }
-# The smaller of LIMIT and the seconds left before GPU_CHECK_DEADLINE, less RESERVE (for what
-# comes after: the summary and the copy of the logs).
-within_deadline() {
-  local limit=$1 reserve=$2 left
-  ((DEADLINE > 0)) || { echo "$limit"; return; }
-  left=$((DEADLINE - (SECONDS - SCRIPT_START) - reserve))
-  echo $((left < limit ? left : limit))
-}
-
-# copy_out: --out gets the two reports as they are (summary.md, graph_bench.md) and the whole of
-# LOG_DIR (logs, metrics, exported models, checkpoints) as one gpu-check.tar.gz: three files
-# however many runs there were, for remote machines whose output folder comes back with a limit
-# on the number of files. The archive is written under another name and renamed, so that a kill
-# during the copy leaves the previous one whole.
-copy_out() {
-  [[ -n $OUT_DIR ]] || return 0
-  mkdir -p "$OUT_DIR"
-  local report
-  for report in summary.md graph_bench.md; do
-    [[ ! -f $LOG_DIR/$report ]] || cp "$LOG_DIR/$report" "$OUT_DIR/$report"
-  done
-  if tar -C "$(dirname "$LOG_DIR")" -czf "$OUT_DIR/gpu-check.tar.gz.part" \
-       "$(basename "$LOG_DIR")" 2>/dev/null; then
-    mv "$OUT_DIR/gpu-check.tar.gz.part" "$OUT_DIR/gpu-check.tar.gz"
-    echo "# logs copied to $OUT_DIR/gpu-check.tar.gz ($(du -k "$OUT_DIR/gpu-check.tar.gz" |
-      cut -f1) KiB)"
-  else
-    rm -f "$OUT_DIR/gpu-check.tar.gz.part"
-    echo "# the logs could not be archived into $OUT_DIR; they are in $LOG_DIR"
-  fi
-}
+# shellcheck source=tests/gpu/check_harness.sh
+source "$ROOT/tests/gpu/check_harness.sh"
+require_seconds GPU_CHECK_RUN_TIMEOUT GPU_CHECK_RUN_BUDGET GPU_CHECK_BENCH_TIMEOUT \
+  GPU_CHECK_BUILD_TIMEOUT GPU_CHECK_DEADLINE
 trap copy_out EXIT
-
-if [[ $(id -u) -eq 0 ]]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-# Containers often forbid the cross-memory attach Open MPI's shared-memory transport uses for
-# large messages; copying through the shared segment works everywhere.
-export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 
 # ---------------------------------------------------------------------------------------------
 hr "Machine"
@@ -272,10 +215,10 @@ step_start=$SECONDS
 # Keep going past a failed file, so that one build shows every error.
 keep_going=(-k)
 ((${#GENERATOR[@]})) && keep_going=(-k 0)
-# build LOG: builds mnist_ddp and mpi_tests within what is left of BUILD_TIMEOUT.
+# build LOG: builds the programs within what is left of BUILD_TIMEOUT.
 build() {
   timeout "$((BUILD_TIMEOUT - (SECONDS - step_start)))" cmake --build "$BUILD_DIR" \
-    --target mnist_ddp mpi_tests --parallel "$(nproc)" -- "${keep_going[@]}" >"$1" 2>&1
+    --target mnist_ddp mpi_tests allreduce_bench --parallel "$(nproc)" -- "${keep_going[@]}" >"$1" 2>&1
 }
 show_build_errors() {
   grep -E -B2 -A12 'error|Error' "$1" | head -80 >&2 || tail -60 "$1" >&2
@@ -301,9 +244,10 @@ if ! build "$LOG_DIR/build.log"; then
     die 1 "the build without CUDA graphs failed too (log: $LOG_DIR/build-without-graphs.log)"
   fi
 fi
-say "built mnist_ddp and mpi_tests in $((SECONDS - step_start)) s"
+say "built mnist_ddp, mpi_tests and allreduce_bench in $((SECONDS - step_start)) s"
 BIN=$BUILD_DIR/mnist_ddp
 TESTS_BIN=$BUILD_DIR/tests/mpi_tests
+BENCH_BIN=$BUILD_DIR/allreduce_bench
 {
   ldd "$BIN" | grep -E 'libmpi|libnccl|libcudart|libtorch_cuda|libc10_cuda|libboost_pro|libprotobuf' \
     || true
@@ -335,88 +279,12 @@ FLOOR_CNN=0.80
 FLOOR_CNN_BF16=0.78
 RUNS_START=$SECONDS
 COMMON=(--epochs 1 --data-dir "$DATA_DIR" --progress lines --log-every 200 --comm-timeout 60)
-
-declare -a R_NAME=() R_RANKS=() R_IPS=() R_ACC=() R_WALL=() R_RESULT=()
-declare -A ACC_OF=()
-FAILED=0
-
-# add_row NAME RANKS IMAGES/S ACCURACY WALL RESULT: a row of the summary; a result other than PASS
-# fails the script.
-add_row() {
-  R_NAME+=("$1") R_RANKS+=("$2") R_IPS+=("$3") R_ACC+=("$4") R_WALL+=("$5") R_RESULT+=("$6")
-  [[ $6 == PASS ]] || FAILED=1
-}
 [[ -z $GRAPHS_BUILD_FAILURE ]] || add_row build_cuda_graphs - - - - "FAIL: $GRAPHS_BUILD_FAILURE"
-
-# check NAME RANKS/GPUS FLOOR EXPECTED_RC LOG_CHECK -- COMMAND...: runs COMMAND under a timeout
-# with its log in LOG_DIR/NAME.log; passes when it exits EXPECTED_RC, given a FLOOR (else -) when
-# the metrics summary (LOG_DIR/NAME.jsonl) has test_accuracy >= FLOOR, and given a LOG_CHECK
-# function (else -) when LOG_CHECK LOG passes (it prints why not).
-check() {
-  local name=$1 ranks=$2 floor=$3 expected=$4 log_check=$5
-  shift 6
-  [[ -z $ONLY || $name =~ $ONLY ]] || return 0
-  local log=$LOG_DIR/$name.log metrics=$LOG_DIR/$name.jsonl
-  local left=$((RUN_BUDGET - (SECONDS - RUNS_START)))
-  local limit
-  limit=$(within_deadline $((left < RUN_TIMEOUT ? left : RUN_TIMEOUT)) 20)
-  local result="" ips="-" acc="-" wall="-" rc=0 start=$SECONDS
-  if ((limit < 15)); then
-    result="FAIL: not run, the ${RUN_BUDGET} s for all runs (or GPU_CHECK_DEADLINE) were spent"
-  else
-    printf '%q ' "$@" >"$log"
-    echo >>"$log"
-    timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 || rc=$?
-    wall=$((SECONDS - start))
-    if ((rc == 124 || rc == 137)); then
-      result="FAIL: timed out after $limit s"
-    elif ((rc != expected)); then
-      result="FAIL: exit $rc, expected $expected"
-    fi
-  fi
-  if [[ -z $result && $floor != - ]]; then
-    local line
-    if ! line=$(py - "$metrics" "$floor" <<'EOF'
-import json, sys
-path, floor = sys.argv[1], float(sys.argv[2])
-try:
-    s = json.loads(open(path).read().splitlines()[-1])
-except Exception as e:
-    print("- - - no summary in the metrics file (%s)" % e)
-    sys.exit(1)
-if s.get("event") != "summary":
-    print("- - - the metrics file's last record is not the summary")
-    sys.exit(1)
-acc = float(s["test_accuracy"])
-print("%.0f %.4f %.1f %s" % (s.get("train_images_per_sec", 0), acc, s.get("wall_s", 0),
-      "" if acc >= floor else "test accuracy %.4f below %.2f" % (acc, floor)))
-sys.exit(0 if acc >= floor else 1)
-EOF
-    ); then
-      result="FAIL: $(cut -d' ' -f4- <<<"$line")"
-    fi
-    read -r ips acc wall _ <<<"$line"
-  fi
-  if [[ -z $result && $log_check != - ]]; then
-    local why
-    why=$("$log_check" "$log") || result="FAIL: $why"
-  fi
-  [[ -n $result ]] || result=PASS
-  if [[ $result != PASS ]]; then
-    {
-      echo "---- $name: $result; last lines of $log:"
-      tail -25 "$log" 2>/dev/null || true
-      echo "----"
-    } >&2
-  fi
-  printf '# %-26s %-8s %s\n' "$name" "$ranks" "$result"
-  ACC_OF[$name]=$acc
-  add_row "$name" "$ranks" "$ips" "$acc" "$wall" "$result"
-  copy_out >/dev/null
-}
 
 # shellcheck source=tests/gpu/log_checks.sh
 source "$ROOT/tests/gpu/log_checks.sh"
+# shellcheck source=tests/gpu/multirank.sh
+source "$ROOT/tests/gpu/multirank.sh"
 
 MPI=("$MPIRUN" --bind-to none)
 # The runs that capture: an error in a capture then names the C++ frames it came through.
@@ -521,11 +389,14 @@ agree nccl_vs_mpi_cnn ddp_nccl_cnn ddp_mpi_cnn
 # Graphed and eager cnn runs learn alike (dropout draws other masks).
 agree graph_vs_eager_cnn ddp_nccl_cnn_graph ddp_nccl_cnn
 
+# Several NCCL ranks on one GPU, within a time budget of their own (MULTIRANK_BUDGET).
+[[ ${GPU_CHECK_MULTIRANK:-1} == 0 ]] || multirank_checks
+
 # ---------------------------------------------------------------------------------------------
 # The benchmark of --cuda-graph beside PyTorch on this GPU (bench/gpu/graph_bench.py), on the real
 # MNIST: its report goes to LOG_DIR/graph_bench.md.
 BENCH_LINE=""
-if [[ ${GPU_CHECK_BENCH:-1} != 0 ]]; then
+if [[ ${GPU_CHECK_BENCH:-1} != 0 ]] && [[ -z $ONLY || graph_bench =~ $ONLY ]]; then
   hr "Benchmark"
   if [[ -f $MNIST_DIR/train-images-idx3-ubyte || -f $MNIST_DIR/train-images-idx3-ubyte.gz ]]; then
     bench_rc=0
@@ -568,12 +439,7 @@ hr "Summary"
        "NCCL $(fact nccl_version | cut -d' ' -f1); data $DATA_DIR, 1 epoch, global batch 64" \
        "(cnn: SGD momentum 0.9); $((SECONDS - SCRIPT_START)) s in all"
   echo
-  echo "| run | ranks/GPUs | images/s | test accuracy | wall s | result |"
-  echo "|---|---|---|---|---|---|"
-  for i in "${!R_NAME[@]}"; do
-    printf '| %s | %s | %s | %s | %s | %s |\n' "${R_NAME[$i]}" "${R_RANKS[$i]}" "${R_IPS[$i]}" \
-      "${R_ACC[$i]}" "${R_WALL[$i]}" "${R_RESULT[$i]}"
-  done
+  summary_table
   [[ -z $BENCH_LINE ]] || printf '\n%s\n' "$BENCH_LINE"
 } | tee "$LOG_DIR/summary.md"
 if ((FAILED)); then

@@ -1,0 +1,172 @@
+# tests/gpu/check_harness.sh — provides: what tests/gpu/run.sh and tests/gpu/multirank.sh share:
+# a fresh LOG_DIR, mpirun allowed as root, say, hr, die, py, require_seconds, within_deadline,
+# copy_out, check (one run under the time limits, a summary row), add_row, skip_row and
+# summary_table. Source it once the caller has read its settings: SCRIPT_START, LOG_DIR, OUT_DIR,
+# RUN_TIMEOUT, DEADLINE, ONLY and PYTHON (and the MNIST_DDP_* it needs); RUNS_START and
+# RUN_BUDGET (when the runs' time budget starts, and its seconds) before the first check.
+# shellcheck shell=bash
+
+# mnist_ddp reads MNIST_DDP_<OPTION> variables as options: the runs below get the defaults.
+for name in $(compgen -e); do
+  if [[ $name == MNIST_DDP_* ]]; then unset "$name"; fi
+done
+
+# Everything in it is this run's: a report left by an earlier run must not reach --out as new.
+rm -rf "$LOG_DIR"
+mkdir -p "$LOG_DIR"
+ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# Containers often forbid the cross-memory attach Open MPI's shared-memory transport uses for
+# large messages; copying through the shared segment works everywhere.
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+
+say() { printf '# %s\n' "$*"; }
+hr() { printf '\n## %s\n' "$*"; }
+die() {
+  local code=$1
+  shift
+  echo "gpu check: error: $*" >&2
+  exit "$code"
+}
+# require_seconds SETTING...: the time settings are whole seconds: anything else would reach
+# bash's arithmetic unchecked.
+require_seconds() {
+  local setting
+  for setting in "$@"; do
+    [[ ${!setting:-0} =~ ^[0-9]+$ ]] || die 2 "$setting must be a whole number of seconds," \
+      "not '${!setting}'"
+  done
+}
+# python3 with the caller's library path: the unpacked libraries are not for it.
+py() { LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH "$PYTHON" "$@"; }
+# The smaller of LIMIT and the seconds left before GPU_CHECK_DEADLINE, less RESERVE (for what
+# comes after: the summary and the copy of the logs).
+within_deadline() {
+  local limit=$1 reserve=$2 left
+  ((DEADLINE > 0)) || { echo "$limit"; return; }
+  left=$((DEADLINE - (SECONDS - SCRIPT_START) - reserve))
+  echo $((left < limit ? left : limit))
+}
+
+# copy_out: --out gets the two reports as they are (summary.md, graph_bench.md) and the whole of
+# LOG_DIR (logs, metrics, exported models, checkpoints) as one gpu-check.tar.gz: three files
+# however many runs there were, for remote machines whose output folder comes back with a limit
+# on the number of files. The archive is written under another name and renamed, so that a kill
+# during the copy leaves the previous one whole.
+copy_out() {
+  [[ -n $OUT_DIR ]] || return 0
+  mkdir -p "$OUT_DIR"
+  local report
+  for report in summary.md graph_bench.md; do
+    [[ ! -f $LOG_DIR/$report ]] || cp "$LOG_DIR/$report" "$OUT_DIR/$report"
+  done
+  if tar -C "$(dirname "$LOG_DIR")" -czf "$OUT_DIR/gpu-check.tar.gz.part" \
+       "$(basename "$LOG_DIR")" 2>/dev/null; then
+    mv "$OUT_DIR/gpu-check.tar.gz.part" "$OUT_DIR/gpu-check.tar.gz"
+    echo "# logs copied to $OUT_DIR/gpu-check.tar.gz ($(du -k "$OUT_DIR/gpu-check.tar.gz" |
+      cut -f1) KiB)"
+  else
+    rm -f "$OUT_DIR/gpu-check.tar.gz.part"
+    echo "# the logs could not be archived into $OUT_DIR; they are in $LOG_DIR"
+  fi
+}
+
+declare -a R_NAME=() R_RANKS=() R_IPS=() R_ACC=() R_WALL=() R_RESULT=()
+declare -A ACC_OF=()
+FAILED=0
+
+# add_row NAME RANKS IMAGES/S ACCURACY WALL RESULT: a row of the summary; a result other than PASS
+# or SKIP fails the script.
+add_row() {
+  R_NAME+=("$1") R_RANKS+=("$2") R_IPS+=("$3") R_ACC+=("$4") R_WALL+=("$5") R_RESULT+=("$6")
+  # shellcheck disable=SC2034  # the verdict, the caller's to read
+  [[ $6 == PASS || $6 == SKIP* ]] || FAILED=1
+}
+# skip_row NAME RANKS WHY: a row for a check that cannot run here (when GPU_CHECK_ONLY selects it).
+skip_row() {
+  [[ -z $ONLY || $1 =~ $ONLY ]] || return 0
+  printf '# %-26s %-8s %s\n' "$1" "$2" "SKIP: $3"
+  add_row "$1" "$2" - - - "SKIP: $3"
+}
+
+# check NAME RANKS/GPUS FLOOR EXPECTED_RC LOG_CHECK -- COMMAND...: runs COMMAND under a timeout
+# with its log in LOG_DIR/NAME.log; passes when it exits EXPECTED_RC, given a FLOOR (else -) when
+# the metrics summary (LOG_DIR/NAME.jsonl) has test_accuracy >= FLOOR, and given a LOG_CHECK
+# function (else -) when LOG_CHECK LOG passes (it prints why not).
+check() {
+  local name=$1 ranks=$2 floor=$3 expected=$4 log_check=$5
+  shift 6
+  [[ -z $ONLY || $name =~ $ONLY ]] || return 0
+  local log=$LOG_DIR/$name.log metrics=$LOG_DIR/$name.jsonl
+  local left=$((RUN_BUDGET - (SECONDS - RUNS_START)))
+  local limit
+  limit=$(within_deadline $((left < RUN_TIMEOUT ? left : RUN_TIMEOUT)) 20)
+  local result="" ips="-" acc="-" wall="-" rc=0 start=$SECONDS
+  if ((limit < 15)); then
+    result="FAIL: not run, the ${RUN_BUDGET} s for all runs (or GPU_CHECK_DEADLINE) were spent"
+  else
+    printf '%q ' "$@" >"$log"
+    echo >>"$log"
+    timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 || rc=$?
+    wall=$((SECONDS - start))
+    if ((rc == 124 || rc == 137)); then
+      result="FAIL: timed out after $limit s"
+    elif ((rc != expected)); then
+      result="FAIL: exit $rc, expected $expected"
+    fi
+  fi
+  if [[ -z $result && $floor != - ]]; then
+    local line
+    if ! line=$(py - "$metrics" "$floor" <<'EOF'
+import json, sys
+path, floor = sys.argv[1], float(sys.argv[2])
+try:
+    s = json.loads(open(path).read().splitlines()[-1])
+except Exception as e:
+    print("- - - no summary in the metrics file (%s)" % e)
+    sys.exit(1)
+if s.get("event") != "summary":
+    print("- - - the metrics file's last record is not the summary")
+    sys.exit(1)
+acc = float(s["test_accuracy"])
+print("%.0f %.4f %.1f %s" % (s.get("train_images_per_sec", 0), acc, s.get("wall_s", 0),
+      "" if acc >= floor else "test accuracy %.4f below %.2f" % (acc, floor)))
+sys.exit(0 if acc >= floor else 1)
+EOF
+    ); then
+      result="FAIL: $(cut -d' ' -f4- <<<"$line")"
+    fi
+    read -r ips acc wall _ <<<"$line"
+  fi
+  if [[ -z $result && $log_check != - ]]; then
+    local why
+    why=$("$log_check" "$log") || result="FAIL: $why"
+  fi
+  [[ -n $result ]] || result=PASS
+  if [[ $result != PASS ]]; then
+    {
+      echo "---- $name: $result; last lines of $log:"
+      tail -25 "$log" 2>/dev/null || true
+      echo "----"
+    } >&2
+  fi
+  printf '# %-26s %-8s %s\n' "$name" "$ranks" "$result"
+  # shellcheck disable=SC2034  # each run's test accuracy, the caller's to compare
+  ACC_OF[$name]=$acc
+  add_row "$name" "$ranks" "$ips" "$acc" "$wall" "$result"
+  copy_out >/dev/null
+}
+
+# summary_table: the rows so far as a Markdown table.
+summary_table() {
+  echo "| run | ranks/GPUs | images/s | test accuracy | wall s | result |"
+  echo "|---|---|---|---|---|---|"
+  local i
+  for i in "${!R_NAME[@]}"; do
+    printf '| %s | %s | %s | %s | %s | %s |\n' "${R_NAME[$i]}" "${R_RANKS[$i]}" "${R_IPS[$i]}" \
+      "${R_ACC[$i]}" "${R_WALL[$i]}" "${R_RESULT[$i]}"
+  done
+}
