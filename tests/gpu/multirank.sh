@@ -229,16 +229,20 @@ EOF
 # mlp <1 ms alone, ~0.1 s at 8 ranks (2 bucket allreduces time-sharing the GPU, ~40 ms each from
 # ~13 ms at 3 ranks), ~0.05 s at 4, ~0.025 s at 2. About 215 s in all.
 multirank_checks() {
-  local max=${MR_RANKS[0]} n half=$((MR_STEPS / 2)) per=1
+  hr "Multi-rank on one device: ${MR_RANKS[*]} ranks, $MR_BACKEND on $MR_DEVICE, $MR_STEPS steps"
+  require_seconds MULTIRANK_BUDGET
+  [[ $MR_STEPS =~ ^[0-9]+$ ]] || die 2 "MULTIRANK_STEPS must be a whole number, not '$MR_STEPS'"
+  local n
+  for n in "${MR_RANKS[@]}"; do
+    [[ $n =~ ^[0-9]+$ ]] && ((n > 1 && 64 % n == 0)) ||
+      die 2 "MULTIRANK_RANKS: '$n' does not split the global batch 64 over ranks"
+  done
+  local max=${MR_RANKS[0]:-0} half=$((MR_STEPS / 2)) per=1
+  ((max >= FAULT_RANK + 1 && MR_STEPS >= 2 * FAULT_STEP)) || die 2 "MULTIRANK_RANKS must start" \
+    "at $((FAULT_RANK + 1)) or more and MULTIRANK_STEPS be $((2 * FAULT_STEP)) or more"
   [[ $MR_DEVICE == cuda ]] || per=cpu
   RUNS_START=$SECONDS
   RUN_BUDGET=$MR_BUDGET
-  hr "Multi-rank on one device: ${MR_RANKS[*]} ranks, $MR_BACKEND on $MR_DEVICE, $MR_STEPS steps"
-  ((max >= FAULT_RANK + 1 && MR_STEPS >= 2 * FAULT_STEP)) || die 2 "MULTIRANK_RANKS must start" \
-    "at $((FAULT_RANK + 1)) or more and MULTIRANK_STEPS be $((2 * FAULT_STEP)) or more"
-  for n in "${MR_RANKS[@]}"; do
-    ((n > 1 && 64 % n == 0)) || die 2 "MULTIRANK_RANKS: $n does not split the global batch 64"
-  done
   local mpi=("$MPIRUN" --bind-to none --oversubscribe)
   local many=("${mpi[@]}" "${MR_MPIRUN_ARGS[@]}")
   local train=(--model mlp --data-dir "$DATA_DIR" --epochs 1 --bucket-mb 0.25 --backend
@@ -358,7 +362,7 @@ PYTHON=${PYTHON:-python3}
 MPIRUN=${MPIRUN:-mpirun}
 # shellcheck source=tests/gpu/check_harness.sh
 source "$ROOT/tests/gpu/check_harness.sh"
-require_seconds GPU_CHECK_RUN_TIMEOUT GPU_CHECK_DEADLINE MULTIRANK_BUDGET MULTIRANK_STEPS
+require_seconds GPU_CHECK_RUN_TIMEOUT GPU_CHECK_DEADLINE
 trap copy_out EXIT
 # shellcheck source=tests/gpu/log_checks.sh
 source "$ROOT/tests/gpu/log_checks.sh"

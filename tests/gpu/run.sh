@@ -218,7 +218,8 @@ keep_going=(-k)
 # build LOG: builds the programs within what is left of BUILD_TIMEOUT.
 build() {
   timeout "$((BUILD_TIMEOUT - (SECONDS - step_start)))" cmake --build "$BUILD_DIR" \
-    --target mnist_ddp mpi_tests allreduce_bench --parallel "$(nproc)" -- "${keep_going[@]}" >"$1" 2>&1
+    --target mnist_ddp mpi_tests allreduce_bench --parallel "$(nproc)" -- "${keep_going[@]}" \
+    >"$1" 2>&1
 }
 show_build_errors() {
   grep -E -B2 -A12 'error|Error' "$1" | head -80 >&2 || tail -60 "$1" >&2
