@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/process_clock.hpp"
 #include "config/bench_options.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/mpi_communicator.hpp"
@@ -40,7 +41,7 @@ Measurement measure(distributed::Communicator& comm, std::int64_t count,
     comm.barrier();
     const auto start = std::chrono::steady_clock::now();
     comm.all_reduce(buffer, distributed::ReduceOp::kSum);
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    seconds += seconds_since(start);
     wrong += buffer.ne(expected).sum().item<std::int64_t>();
   }
   at::Tensor totals = at::tensor({seconds / c.iters * 1e6}, at::kDouble);

@@ -30,6 +30,7 @@
 #include "model/model_export.hpp"
 #include "report/banner.hpp"
 #include "report/run_outputs.hpp"
+#include "train/evaluator.hpp"
 #include "train/fault_injection.hpp"
 #include "train/stop_request.hpp"
 #include "train/trainer.hpp"
@@ -150,7 +151,7 @@ int finish_run(const distributed::World& world, const config::TrainConfig& confi
     });
     log.line("# model exported to %s", config.export_model.c_str());
   }
-  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const double wall = seconds_since(start);
   // Agreed, so that every rank ends together, only once rank 0 has written the run's outputs: a
   // launcher may end the other ranks soon after the first one exits (slurm/mnist_ddp.sbatch).
   bool accurate_enough = false;
@@ -179,7 +180,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   train::GraphPlan graphs;
   distributed::run_agreed(world, "planning the devices", [&] {
     plan = distributed::plan_devices(config, world);
-    graphs = train::plan_cuda_graph(config, plan, world.size());
+    graphs = train::plan_cuda_graph(config, plan);
   });
   std::unique_ptr<distributed::Communicator> communicator;
   distributed::run_agreed(world, "setting up the communicator", [&] {

@@ -203,10 +203,10 @@ class Results:
                 self.warm[name, model].append(rates[1])
             self.accuracy[name, model].append(summary["test_accuracy"])
             if model == "cnn" and "phases_rank0" in summary:
-                # comm_wait is where the host waits for the device (mnist_ddp's Note [The
-                # device's time in the phases]); the other phases are the host's own work.
+                # comm_wait and device are where the host waits for the device (mnist_ddp's
+                # Note [The device's time in the phases]); the others are the host's own work.
                 host_s = sum(seconds for phase, seconds in summary["phases_rank0"].items()
-                             if phase != "comm_wait_s")
+                             if phase not in ("comm_wait_s", "device_s"))
                 self.host_ms[name].append(1000 * host_s / summary["steps"])
             self.nodes[model] = summary.get("cuda_graph_nodes", self.nodes[model])
             if name == COMMUNICATING:

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "checkpoint/checkpoint_meta.hpp"
+#include "common/process_clock.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/broadcast_bytes.hpp"
 
@@ -136,8 +137,7 @@ void Checkpointer::save(CheckpointPoint point, const std::function<CheckpointCon
     step = progress.step;
   });
   if (world_.rank() != 0) return;
-  const double pause =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double pause = seconds_since(start);
   log_.line("# checkpoint (%s) step %lld -> %s: %.1f KB, training paused %.1f ms", describe(point),
             static_cast<long long>(step), path.c_str(), size / 1024.0, pause * 1000.0);
 }

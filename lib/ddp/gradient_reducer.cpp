@@ -13,11 +13,11 @@ namespace mnist_ddp::ddp {
 
 GradientReducer::GradientReducer(distributed::Communicator& comm,
                                  std::vector<at::Tensor> parameters, double bucket_mb,
-                                 at::ScalarType wire_dtype, bool communicate_alone)
+                                 at::ScalarType wire_dtype, bool communicates)
     : comm_(comm),
       parameters_(std::move(parameters)),
       wire_dtype_(wire_dtype),
-      communicate_alone_(communicate_alone),
+      communicates_(communicates),
       got_gradient_(parameters_.size(), false) {
   const auto cap = static_cast<std::int64_t>(bucket_mb * 1024 * 1024);
   // Group in reverse registration order: the last layer's gradients are ready first.
@@ -92,7 +92,7 @@ void GradientReducer::request_stop(bool stop_requested) {
 }
 
 void GradientReducer::prepare_backward(bool communicate) {
-  communicate_ = communicate && (comm_.size() > 1 || communicate_alone_);
+  communicate_ = communicate && communicates_;
   for (Bucket& bucket : buckets_) bucket.pending = bucket.parameters.size();
   next_to_launch_ = 0;
   if (communicate_) timings_.clear();

@@ -30,11 +30,10 @@ namespace mnist_ddp::ddp {
 /// overflow float16 (largest value 65,504) at 3 ranks with gradients of 30,000.
 class GradientReducer {
  public:
-  /// `wire_dtype`: at::kFloat, at::kBFloat16 or at::kHalf. `communicate_alone`: in a world of
-  /// one rank, still allreduce every bucket as at N ranks (a testing aid for the communication
-  /// path on one device; the result is that of not communicating, rounded to `wire_dtype`).
+  /// `wire_dtype`: at::kFloat, at::kBFloat16 or at::kHalf. `communicates`: whether the buckets
+  /// are allreduced at all (DevicePlan::communicates); without it the gradients stay this rank's.
   GradientReducer(distributed::Communicator& comm, std::vector<at::Tensor> parameters,
-                  double bucket_mb, at::ScalarType wire_dtype, bool communicate_alone);
+                  double bucket_mb, at::ScalarType wire_dtype, bool communicates);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -103,7 +102,7 @@ class GradientReducer {
   distributed::Communicator& comm_;
   std::vector<at::Tensor> parameters_;
   at::ScalarType wire_dtype_;
-  bool communicate_alone_;
+  bool communicates_;
   std::vector<Bucket> buckets_;
   at::Tensor stop_flag_;  // the last element of the last bucket, after its gradients
   bool communicate_ = false;

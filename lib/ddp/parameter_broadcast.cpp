@@ -6,8 +6,8 @@
 namespace mnist_ddp::ddp {
 
 void broadcast_parameters(distributed::Communicator& comm, torch::nn::Module& module,
-                          bool communicate_alone) {
-  if (comm.size() == 1 && !communicate_alone) return;
+                          bool communicate) {
+  if (!communicate) return;
   torch::NoGradGuard no_grad;  // writing into leaf tensors that require grad
   const auto broadcast = [&comm](at::Tensor& tensor) {
     // MPI needs dense row-major memory; channels-last weights travel as a contiguous copy.

@@ -9,9 +9,9 @@
 namespace mnist_ddp::ddp {
 
 /// Copies rank 0's parameters and buffers to every rank, so all replicas start identical even
-/// if they were initialised with different seeds. A world of one rank has nothing to copy, unless
-/// `communicate_alone` asks for the broadcasts anyway (a testing aid: the path of N ranks).
+/// if they were initialised with different seeds; nothing unless the ranks `communicate`
+/// (DevicePlan::communicates).
 void broadcast_parameters(distributed::Communicator& comm, torch::nn::Module& module,
-                          bool communicate_alone);
+                          bool communicate);
 
 }  // namespace mnist_ddp::ddp

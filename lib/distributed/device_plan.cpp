@@ -56,6 +56,7 @@ DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<Rank
   const int world_size = static_cast<int>(ranks.size());
   DevicePlan plan;
   plan.backend = "mpi";
+  plan.communicates = world_size > 1 || config.communicate_alone;
   plan.device_text = "cpu";
   if (config.device == "cpu") return plan;
 

@@ -18,6 +18,8 @@ namespace mnist_ddp::distributed {
 struct DevicePlan {
   c10::Device device = c10::Device(c10::kCPU);  // where this process's model and data live
   std::string backend;                          // "mpi" or "nccl"
+  // Whether the ranks exchange gradients and parameters: more than one, or --communicate-alone.
+  bool communicates = false;
   // --mode dp: every visible GPU, `device` first; one model replica on each. Empty in ddp mode.
   std::vector<c10::Device> replicas;
   std::string device_text;  // for the layout table: "cpu", "cuda:1 (NVIDIA H100, 0000:18:00.0)"

@@ -7,10 +7,6 @@
 
 namespace mnist_ddp::distributed {
 
-double seconds_since(PollClock::time_point start) {
-  return std::chrono::duration<double>(PollClock::now() - start).count();
-}
-
 void pause_after(double waited_seconds) {
   if (waited_seconds < 1e-3) return;
   if (waited_seconds < 0.1) {

@@ -1,16 +1,15 @@
-// lib/distributed/poll_wait.hpp — provides: what every polling wait for communication shares: the
-// seconds since a start, the pause between polls, and poll_until, the loop made of them.
+// lib/distributed/poll_wait.hpp — provides: what every polling wait for communication shares: its
+// clock, the pause between polls, and poll_until, the loop made of them.
 #pragma once
 
 #include <chrono>
 #include <functional>
 
+#include "common/process_clock.hpp"
+
 namespace mnist_ddp::distributed {
 
 using PollClock = std::chrono::steady_clock;
-
-/// Seconds from `start` until now.
-double seconds_since(PollClock::time_point start);
 
 /// Between polls: spin first (a step's allreduce is done within microseconds), then yield the
 /// core (ranks may outnumber cores), then sleep (a long wait should cost nothing).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "common/versions.hpp"
@@ -108,11 +109,18 @@ namespace mnist_ddp::report {
 
 void print_timing(const Log& log, int rank, double startup_seconds, const train::PhaseTimes& p) {
   const double total = std::max(p.total(), 1e-12);
+  char graphed[160] = "";
+  if (p.graphed()) {
+    std::snprintf(graphed, sizeof graphed,
+                  ", launch %.0f%%, device %.0f%% (graphed steps: their collectives' share is "
+                  "not measured)",
+                  100 * p.launch / total, 100 * p.device / total);
+  }
   log.line(
       "# first training step %.2f s after launch; training time on rank %d: data %.0f%%, "
-      "forward %.0f%%, backward %.0f%%, comm wait %.0f%%, optimizer %.0f%%",
+      "forward %.0f%%, backward %.0f%%, comm wait %.0f%%, optimizer %.0f%%%s",
       startup_seconds, rank, 100 * p.data / total, 100 * p.forward / total,
-      100 * p.backward / total, 100 * p.comm_wait / total, 100 * p.optimizer / total);
+      100 * p.backward / total, 100 * p.comm_wait / total, 100 * p.optimizer / total, graphed);
 }
 
 void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
@@ -130,8 +138,11 @@ void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
   log.line("# %6s  %-24s %11s %10s %10s %10s", "", "", "(img/s)", "(ms)", "(%)", "(MiB)");
   for (const RankStats& r : ranks) {
     const std::string& host = r.rank < static_cast<int>(layout.size()) ? layout[r.rank].host : "?";
-    log.line("# %6d  %-24s %11.0f %10.3f %10.1f %10.0f%s", r.rank, host.c_str(), r.images_per_sec(),
-             1000 * r.step_seconds(), 100 * r.comm_share(), r.peak_rss_mib,
+    char comm_share[16] = "unknown";  // graphed steps: not measured
+    if (const std::optional<double> share = r.phases.comm_share())
+      std::snprintf(comm_share, sizeof comm_share, "%.1f", 100 * *share);
+    log.line("# %6d  %-24s %11.0f %10.3f %10s %10.0f%s", r.rank, host.c_str(), r.images_per_sec(),
+             1000 * r.step_seconds(), comm_share, r.peak_rss_mib,
              straggler && r.step_seconds() == slowest ? "  slowest" : "");
   }
 }

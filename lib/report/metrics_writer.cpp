@@ -18,11 +18,16 @@ namespace mnist_ddp::report {
 namespace {
 
 nlohmann::json phase_record(const train::PhaseTimes& phases) {
-  return {{"data_s", phases.data},
-          {"forward_s", phases.forward},
-          {"backward_s", phases.backward},
-          {"comm_wait_s", phases.comm_wait},
-          {"optimizer_s", phases.optimizer}};
+  nlohmann::json record = {{"data_s", phases.data},
+                           {"forward_s", phases.forward},
+                           {"backward_s", phases.backward},
+                           {"comm_wait_s", phases.comm_wait},
+                           {"optimizer_s", phases.optimizer}};
+  if (phases.graphed()) {
+    record["launch_s"] = phases.launch;
+    record["device_s"] = phases.device;
+  }
+  return record;
 }
 
 /// Opens `path`, emptied unless `append` (then readable too, for ends_mid_line). O_NOFOLLOW: a

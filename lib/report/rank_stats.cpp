@@ -16,12 +16,10 @@ double peak_rss_mib() {
 std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
                                          const train::TrainSummary& summary,
                                          std::int64_t steps_trained) {
-  const train::PhaseTimes& p = summary.phases;
-  const at::Tensor mine = at::tensor(
-      {static_cast<double>(steps_trained), static_cast<double>(summary.images) / comm.size(),
-       p.data, p.forward, p.backward, p.comm_wait, p.optimizer, peak_rss_mib()},
-      at::kDouble);
-  const at::Tensor all = comm.all_gather(mine).contiguous();
+  std::vector<double> mine = {static_cast<double>(steps_trained),
+                              static_cast<double>(summary.images) / comm.size(), peak_rss_mib()};
+  for (const auto field : train::PhaseTimes::kFields) mine.push_back(summary.phases.*field);
+  const at::Tensor all = comm.all_gather(at::tensor(mine, at::kDouble)).contiguous();
   std::vector<RankStats> stats;
   for (int rank = 0; rank < comm.size(); ++rank) {
     const auto* v = all[rank].data_ptr<double>();
@@ -29,8 +27,9 @@ std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
     s.rank = rank;
     s.steps = static_cast<std::int64_t>(v[0]);
     s.images = static_cast<std::int64_t>(v[1]);
-    s.phases = {v[2], v[3], v[4], v[5], v[6]};
-    s.peak_rss_mib = v[7];
+    s.peak_rss_mib = v[2];
+    const double* phase = v + 3;
+    for (const auto field : train::PhaseTimes::kFields) s.phases.*field = *phase++;
     stats.push_back(s);
   }
   return stats;

@@ -21,7 +21,6 @@ struct RankStats {
 
   double images_per_sec() const { return images / std::max(phases.total(), 1e-12); }
   double step_seconds() const { return phases.total() / std::max<std::int64_t>(1, steps); }
-  double comm_share() const { return phases.comm_wait / std::max(phases.total(), 1e-12); }
 };
 
 /// This process's peak resident set size, in MiB.

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "common/error.hpp"
+#include "common/process_clock.hpp"
 #include "config/describe_config.hpp"
 #include "report/banner.hpp"
 #include "report/rank_stats.hpp"
@@ -57,10 +59,6 @@ void RunOutputs::start(std::vector<distributed::RankPlacement> layout) {
   start_ = train::TraceClock::now();
 }
 
-double RunOutputs::seconds_since_start() const {
-  return std::chrono::duration<double>(train::TraceClock::now() - start_).count();
-}
-
 void RunOutputs::on_step(const train::StepReport& step) {
   ++steps_trained_;
   progress_.on_step(step);
@@ -69,12 +67,13 @@ void RunOutputs::on_step(const train::StepReport& step) {
     const train::LogWindow& w = *step.window;
     tensorboard_->add_scalar("train/loss", step.step, w.loss);
     tensorboard_->add_scalar("train/images_per_sec", step.step, w.images_per_sec);
-    tensorboard_->add_scalar("train/comm_share", step.step,
-                             w.phases.comm_wait / std::max(w.phases.total(), 1e-12));
+    // Unknown in a window of graphed steps, whose collectives are not timed.
+    if (const std::optional<double> share = w.phases.comm_share())
+      tensorboard_->add_scalar("train/comm_share", step.step, *share);
     tensorboard_->add_scalar("train/lr", step.step, step.lr);
   }
   if (step.window) {
-    report_.steps.push_back({step.step, step.epoch, seconds_since_start(), step.window->loss,
+    report_.steps.push_back({step.step, step.epoch, seconds_since(start_), step.window->loss,
                              step.window->images_per_sec});
   }
 }
@@ -136,10 +135,8 @@ void RunOutputs::write_report(const train::TrainSummary& summary,
   for (const RankStats& r : ranks) {
     const distributed::RankPlacement placement =
         r.rank < static_cast<int>(layout_.size()) ? layout_[r.rank] : distributed::RankPlacement{};
-    const train::PhaseTimes& p = r.phases;
     report_.ranks.push_back({r.rank, placement.host, placement.local_rank, placement.device,
-                             r.steps, r.step_seconds(), p.data, p.forward, p.backward, p.comm_wait,
-                             p.optimizer});
+                             r.steps, r.step_seconds(), r.phases});
   }
   char text[128];
   const auto add = [this, &text](const char* label) { report_.summary.emplace_back(label, text); };

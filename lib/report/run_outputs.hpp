@@ -46,7 +46,6 @@ class RunOutputs {
   bool finish(const train::TrainSummary& summary, double wall_seconds, double startup_seconds);
 
  private:
-  double seconds_since_start() const;
   void write_report(const train::TrainSummary& summary, const std::vector<RankStats>& ranks,
                     double wall_seconds, double startup_seconds);
 

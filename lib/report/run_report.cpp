@@ -21,6 +21,7 @@ constexpr const char* kVermilion = "#d55e00";
 constexpr const char* kPurple = "#cc79a7";
 constexpr const char* kSky = "#56b4e9";
 constexpr const char* kGrey = "#b4b4b4";
+constexpr const char* kYellow = "#f0e442";
 
 // The Content-Security-Policy makes "self-contained" checkable: a browser refuses any script,
 // image, font or style sheet from outside the page and says so on its console, which
@@ -60,15 +61,23 @@ std::string pairs_table(const std::vector<std::pair<std::string, std::string>>& 
   return html + "</table>\n";
 }
 
-/// The segments of a rank's step, in the order of the chart's stack.
-enum Phase : size_t { kData, kForward, kBackward, kCommWait, kOptimizer, kOther };
+/// The phases of a rank's step, in the order of train::PhaseTimes::kFields and of the chart's
+/// stack; a graphed step's (kLaunch, kDevice) only where some rank ran graphed steps.
+enum Phase : size_t { kData, kForward, kBackward, kCommWait, kOptimizer, kLaunch, kDevice };
 
-/// Milliseconds per step of each Phase; kOther is what the phases leave of the measured step.
-std::vector<double> phase_ms_per_step(const ReportRank& rank) {
+/// Whether a rank ran graphed steps, whose collectives are not timed.
+bool any_graphed(const RunReport& report) {
+  return std::any_of(report.ranks.begin(), report.ranks.end(),
+                     [](const ReportRank& rank) { return rank.phases.graphed(); });
+}
+
+/// Milliseconds per step of each Phase shown (`graphed`: all, else up to kOptimizer), then what
+/// the phases leave of the measured step.
+std::vector<double> phase_ms_per_step(const ReportRank& rank, bool graphed) {
   const double per_step = rank.steps > 0 ? 1000.0 / static_cast<double>(rank.steps) : 0.0;
-  std::vector<double> ms = {rank.data_s * per_step, rank.forward_s * per_step,
-                            rank.backward_s * per_step, rank.comm_wait_s * per_step,
-                            rank.optimizer_s * per_step};
+  std::vector<double> ms;
+  for (size_t phase = kData; phase <= (graphed ? kDevice : kOptimizer); ++phase)
+    ms.push_back(rank.phases.*train::PhaseTimes::kFields[phase] * per_step);
   double timed = 0;
   for (const double value : ms) timed += value;
   const double step_ms = rank.step_seconds_mean * 1000.0;
@@ -86,7 +95,8 @@ double compute_ms(const std::vector<double>& ms) {
 // With synchronous gradient averaging every rank's step takes about as long as the slowest
 // rank's, so total step times look alike. A straggler shows in how the step splits: it computes
 // longer and waits less, while the others wait for it in comm_wait. So the rank with the most
-// compute time per step is marked when it exceeds the median by 10%.
+// compute time per step is marked when it exceeds the median by 10%. A graphed step waits inside
+// its device phase, with its compute: there no straggler can be told.
 
 /// Which of the ranks (one phase_ms_per_step each) is the straggler, or -1 when no rank
 /// computes clearly longer than the others.
@@ -175,14 +185,20 @@ std::string throughput_chart(const RunReport& report) {
 }
 
 std::string phase_chart(const RunReport& report, const std::vector<std::vector<double>>& ms,
-                        int straggler) {
+                        bool graphed, int straggler) {
   StackedBarChart chart;
   chart.id = "chart-phases";
   chart.x_label = "milliseconds per training step";
   chart.unit = " ms";
   // In Phase order.
-  chart.segments = {{"data", kSky},         {"forward", kBlue},     {"backward", kGreen},
-                    {"comm wait", kOrange}, {"optimizer", kPurple}, {"other", kGrey}};
+  chart.segments = {{"data", kSky},
+                    {"forward", kBlue},
+                    {"backward", kGreen},
+                    {"comm wait", kOrange},
+                    {"optimizer", kPurple}};
+  if (graphed)
+    chart.segments.insert(chart.segments.end(), {{"launch", kVermilion}, {"device", kYellow}});
+  chart.segments.emplace_back("other", kGrey);
   chart.no_data_note = "no rank recorded its step times";
   for (size_t r = 0; r < report.ranks.size(); ++r) {
     const ReportRank& rank = report.ranks[r];
@@ -204,19 +220,22 @@ std::string straggler_note(const RunReport& report, const std::vector<std::vecto
 }
 
 std::string layout_table(const RunReport& report, const std::vector<std::vector<double>>& ms,
-                         int straggler) {
+                         bool graphed, int straggler) {
   if (report.ranks.empty()) return "<p class=\"note\">No layout was recorded.</p>\n";
   std::ostringstream html;
   html << "<table>\n<tr><th>rank</th><th>host</th><th>local rank</th><th>device</th>"
           "<th>ms/step</th><th>compute ms/step</th><th>comm wait ms/step</th></tr>\n";
+  const auto unless_graphed = [graphed](double value) {
+    return graphed ? std::string("not measured") : format_number(value);
+  };
   for (size_t r = 0; r < report.ranks.size(); ++r) {
     const ReportRank& rank = report.ranks[r];
     html << (static_cast<int>(r) == straggler ? "<tr class=\"straggler\">" : "<tr>")
          << "<td class=\"num\">" << rank.rank << "</td><td>" << html_escape(rank.host)
          << "</td><td class=\"num\">" << rank.local_rank << "</td><td>" << html_escape(rank.device)
          << "</td><td class=\"num\">" << format_number(rank.step_seconds_mean * 1000.0)
-         << "</td><td class=\"num\">" << format_number(compute_ms(ms[r]))
-         << "</td><td class=\"num\">" << format_number(ms[r][kCommWait]) << "</td></tr>\n";
+         << "</td><td class=\"num\">" << unless_graphed(compute_ms(ms[r]))
+         << "</td><td class=\"num\">" << unless_graphed(ms[r][kCommWait]) << "</td></tr>\n";
   }
   html << "</table>\n";
   return html.str();
@@ -226,9 +245,10 @@ std::string layout_table(const RunReport& report, const std::vector<std::vector<
 
 std::string run_report_html(const RunReport& report) {
   const std::string title = report.title.empty() ? "mnist_ddp run" : report.title;
+  const bool graphed = any_graphed(report);
   std::vector<std::vector<double>> ms;
-  for (const ReportRank& rank : report.ranks) ms.push_back(phase_ms_per_step(rank));
-  const int straggler = find_straggler(ms);
+  for (const ReportRank& rank : report.ranks) ms.push_back(phase_ms_per_step(rank, graphed));
+  const int straggler = graphed ? -1 : find_straggler(ms);
 
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
@@ -241,10 +261,11 @@ std::string run_report_html(const RunReport& report) {
                  report.steps.empty() ? "" : "Faint: every recorded step; dots: epoch means.")
        << figure("Test accuracy", accuracy_chart(report))
        << figure("Throughput", throughput_chart(report))
-       << figure("Time per step by rank and phase", phase_chart(report, ms, straggler),
+       << figure("Time per step by rank and phase", phase_chart(report, ms, graphed, straggler),
                  straggler_note(report, ms, straggler))
        << "</div>\n<div class=\"tables\">\n<section>\n<h2>Layout</h2>\n"
-       << layout_table(report, ms, straggler) << "</section>\n<section>\n<h2>Configuration</h2>\n"
+       << layout_table(report, ms, graphed, straggler)
+       << "</section>\n<section>\n<h2>Configuration</h2>\n"
        << pairs_table(report.config, "option", "No configuration was recorded.")
        << "</section>\n</div>\n"
        << "<p class=\"note\">Written by mnist_ddp " << MNIST_DDP_VERSION

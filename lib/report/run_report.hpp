@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "train/train_reports.hpp"
+
 namespace mnist_ddp::report {
 
 /// One finished epoch, with the evaluation after it.
@@ -44,11 +46,7 @@ struct ReportRank {
   std::string device;            // "cpu", "cuda:0 (NVIDIA H100, 0000:18:00.0)"
   std::int64_t steps = 0;        // training steps the totals below cover
   double step_seconds_mean = 0;  // mean wall time of one training step
-  double data_s = 0;             // totals over `steps`, as in train::PhaseTimes
-  double forward_s = 0;
-  double backward_s = 0;
-  double comm_wait_s = 0;
-  double optimizer_s = 0;
+  train::PhaseTimes phases;      // totals over `steps`
 };
 
 struct RunReport {

@@ -16,9 +16,9 @@ namespace mnist_ddp::report {
 namespace {
 
 constexpr std::int64_t kFields = 5;
-constexpr const char* kSpanNames[] = {"data",      "forward",    "backward",
-                                      "comm_wait", "optimizer",  "allreduce",
-                                      "evaluate",  "checkpoint", "graphed_step"};
+constexpr const char* kSpanNames[] = {"data",      "forward",   "backward", "comm_wait",
+                                      "optimizer", "allreduce", "evaluate", "checkpoint",
+                                      "launch",    "device"};
 constexpr double kUnknownName = -1;
 
 double name_index(const char* name) {

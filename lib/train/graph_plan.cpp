@@ -8,8 +8,7 @@ namespace mnist_ddp::train {
 namespace {
 
 /// Why a step of this run cannot be captured; "" when it can.
-std::string why_eager(const config::TrainConfig& config, const distributed::DevicePlan& plan,
-                      int world_size) {
+std::string why_eager(const config::TrainConfig& config, const distributed::DevicePlan& plan) {
   if (!plan.on_cuda()) return "the run trains on the CPU";
   if (!cuda_graphs_built()) {
     return "this build cannot capture CUDA graphs (it needs a LibTorch 2.x with CUDA, and "
@@ -23,8 +22,7 @@ std::string why_eager(const config::TrainConfig& config, const distributed::Devi
   // the cache's tensors of the warm-up steps.
   if (config.precision != "fp32")
     return "--precision " + config.precision + " casts under autocast";
-  const bool communicates = world_size > 1 || config.communicate_alone;
-  if (communicates && plan.backend != "nccl") {
+  if (plan.communicates && plan.backend != "nccl") {
     return "gradients travel through host memory over MPI, which no CUDA graph can hold";
   }
   return "";
@@ -32,10 +30,9 @@ std::string why_eager(const config::TrainConfig& config, const distributed::Devi
 
 }  // namespace
 
-GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan,
-                          int world_size) {
+GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan) {
   if (config.cuda_graph == "off") return {false, "--cuda-graph off"};
-  const std::string eager = why_eager(config, plan, world_size);
+  const std::string eager = why_eager(config, plan);
   if (eager.empty()) {
     return {true,
             "each full-batch step replays one captured graph (batch, forward, backward, "

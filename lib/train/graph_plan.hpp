@@ -18,7 +18,6 @@ struct GraphPlan {
 /// captured when it trains on CUDA in ddp mode, in fp32, one micro-batch per step, and its
 /// collectives (if any) go through NCCL; `auto` runs eagerly elsewhere and says why, `on` is
 /// refused there (UsageError, exit 2). See Note [The step as one CUDA graph] in graphed_step.cpp.
-GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan,
-                          int world_size);
+GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan);
 
 }  // namespace mnist_ddp::train

@@ -31,7 +31,7 @@ namespace mnist_ddp::train {
 //   device-side position]), from the data set already on the GPU;
 // - the learning rate and Adam's step count (Note [An optimizer step without host values]);
 // - the stop request riding on the gradients (GradientReducer::request_stop);
-// - the loss sums (Trainer::sum_loss; the host counts the replays);
+// - the loss sums (RunMetrics::add_loss; the host counts the replays);
 // - dropout's random numbers: LibTorch's CUDA generator advances its offset per replay.
 // The gradient buckets, parameters and optimizer state keep their memory from step to step, so
 // the capture's addresses stay right; the step's temporaries live in the graph's own memory

@@ -8,6 +8,7 @@
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 
+#include "common/process_clock.hpp"
 #include "model/autocast_scope.hpp"
 #include "model/classifier.hpp"
 #include "train/default_generators.hpp"
@@ -50,7 +51,7 @@ double pay_one_time_costs(const std::string& model_name, c10::Device device,
     torch::autograd::backward({loss});
   }
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return seconds_since(start);
 }
 
 }  // namespace mnist_ddp::train

@@ -1,11 +1,18 @@
 // lib/train/train_reports.hpp — provides: the value types a training run reports (EvalResult,
-// PhaseTimes, Span, LogWindow, StepReport, EpochReport, TrainSummary), apart from the Trainer
-// that produces them, so that what shows them (lib/report) depends on these values alone.
+// PhaseTimes, Span, LogWindow, StepReport, EpochReport, TrainSummary) and TrainerHooks, which
+// receive them, apart from the Trainer that produces them, so that what shows them (lib/report)
+// depends on these values alone.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
+
+#include <ATen/core/Tensor.h>
+
+#include "checkpoint/checkpoint_point.hpp"
 
 namespace mnist_ddp::train {
 
@@ -17,22 +24,36 @@ struct EvalResult {
   std::int64_t count = 0;  // every sample exactly once, whatever the world size
 };
 
-/// Where this rank's training time went, in seconds.
+/// Where this rank's training time went, in seconds: an eager step's in the first five phases, a
+/// graphed step's (--cuda-graph) in the last two, which leave its collectives' share unmeasured.
 struct PhaseTimes {
   double data = 0;       // gathering and normalizing batches
-  double forward = 0;    // forward pass and loss; under --cuda-graph a graphed step, whole
+  double forward = 0;    // forward pass and loss
   double backward = 0;   // backward pass, with the bucket allreduces it starts
   double comm_wait = 0;  // waiting for the gradient allreduces to finish (on a GPU, for the
                          // device: Note [The device's time in the phases])
   double optimizer = 0;  // optimizer step
-  double total() const { return data + forward + backward + comm_wait + optimizer; }
+  double launch = 0;     // a graphed step's launch (on the CPU, where nothing is queued, its run)
+  double device = 0;     // waiting for a graphed step's device work: compute and collectives
+  /// Every phase, in the order above.
+  static constexpr double PhaseTimes::*kFields[] = {
+      &PhaseTimes::data,      &PhaseTimes::forward, &PhaseTimes::backward, &PhaseTimes::comm_wait,
+      &PhaseTimes::optimizer, &PhaseTimes::launch,  &PhaseTimes::device};
+  double total() const {
+    double sum = 0;
+    for (const auto field : kFields) sum += this->*field;
+    return sum;
+  }
   PhaseTimes& operator+=(const PhaseTimes& other) {
-    data += other.data;
-    forward += other.forward;
-    backward += other.backward;
-    comm_wait += other.comm_wait;
-    optimizer += other.optimizer;
+    for (const auto field : kFields) this->*field += other.*field;
     return *this;
+  }
+  /// Whether graphed steps are among these.
+  bool graphed() const { return launch + device > 0; }
+  /// comm_wait's share of the total; unknown where graphed steps are among these.
+  std::optional<double> comm_share() const {
+    if (graphed()) return std::nullopt;
+    return comm_wait / std::max(total(), 1e-12);
   }
 };
 
@@ -40,8 +61,8 @@ using TraceClock = std::chrono::steady_clock;
 
 /// A stretch of this rank's time, for timelines: a training phase, an allreduce, an evaluation.
 struct Span {
-  const char* name = "";  // "data", "forward", "backward", "comm_wait", "optimizer",
-                          // "allreduce", "evaluate", "checkpoint", "graphed_step"
+  const char* name = "";  // a phase ("data", ..., "launch", "device"), "allreduce", "evaluate",
+                          // "checkpoint"
   TraceClock::time_point start;
   TraceClock::time_point end;
   std::int64_t step = 0;   // the optimizer step it belongs to (1-based)
@@ -108,6 +129,26 @@ struct TrainSummary {
   std::int64_t graph_nodes = 0;      // --cuda-graph: nodes of the captured step's graph; 0: none
   std::int64_t allreduce_bytes = 0;  // per rank and optimizer step where ranks communicate
   double one_time_seconds = 0;       // paid before the training clock (pay_one_time_costs)
+};
+
+/// The callbacks of a run. on_checkpoint is called on every rank at each checkpoint point (it
+/// may run collectives, e.g. Trainer::checkpoint); stop_requested is this rank's view of a stop
+/// signal, which the ranks agree on between steps.
+struct TrainerHooks {
+  std::function<void(const EpochReport&)> on_epoch = [](const EpochReport&) {};
+  std::function<void(checkpoint::CheckpointPoint)> on_checkpoint = [](checkpoint::CheckpointPoint) {
+  };
+  std::function<bool()> stop_requested = [] { return false; };
+  /// When set, called with the sample indices of every training batch (tests, tracing).
+  std::function<void(const at::Tensor&)> on_batch;
+  /// When set, called once, right before the first training step of this process.
+  std::function<void()> on_first_step;
+  /// When set, called after every optimizer step (with a LogWindow every --log-every steps).
+  std::function<void(const StepReport&)> on_step;
+  /// When set, called after every evaluation of the test set (epoch ends and --eval-every).
+  std::function<void(const EvalReport&)> on_evaluation;
+  /// When set, called with every phase, allreduce and evaluation of this rank (timelines).
+  std::function<void(const Span&)> on_span;
 };
 
 }  // namespace mnist_ddp::train

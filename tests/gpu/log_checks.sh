@@ -116,7 +116,9 @@ graph_on() {
 }
 # And its log windows' images/s count the device's time (Note [The device's time in the phases]):
 # the median window claims at most twice its epoch's images/s. Counting only the host's time,
-# which queues a whole replayed step with one call, the windows would claim the launch rate.
+# which queues a whole replayed step with one call, the windows would claim the launch rate. The
+# graphed steps' phases are launch and device: every window and the summary have both, and the
+# device's time is not taken for comm wait.
 graph_on_device_rates() {
   graph_on "$1" || return 1
   py - "${1%.log}.jsonl" <<'EOF'
@@ -135,6 +137,15 @@ if not ratios:
 if statistics.median(ratios) > 2:
     print("the log windows claim %.1f times their epoch's images/s (median): host time alone?"
           % statistics.median(ratios))
+    sys.exit(1)
+windows = [r["phases"] for r in records if r.get("event") == "step"]
+summary = [r["phases_rank0"] for r in records if r.get("event") == "summary"]
+for phases in windows + summary:
+    if "launch_s" not in phases or "device_s" not in phases:
+        print("no launch_s and device_s in the phases of a graphed run: %s" % sorted(phases))
+        sys.exit(1)
+if not summary or summary[-1]["device_s"] <= summary[-1]["comm_wait_s"]:
+    print("the summary's device wait is not beyond its comm wait: %s" % summary[-1:])
     sys.exit(1)
 EOF
 }

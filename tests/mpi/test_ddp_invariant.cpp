@@ -7,6 +7,7 @@
 
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/cpu_plan.hpp"
 #include "support/flat_parameters.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
@@ -28,7 +29,7 @@ at::Tensor train_parameters(const config::TrainConfig& base, distributed::Commun
   config.batch_size = batch;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
+  Trainer trainer(config, testing::cpu_plan(comm), comm, *model, train_set, test_set);
   const TrainSummary summary = trainer.run(TrainerHooks{});
   CHECK(summary.steps == kSteps);
   return testing::flat_parameters(*model);
@@ -83,7 +84,7 @@ TEST_CASE("parameters are broadcast from rank 0 even when ranks initialise diffe
   config::TrainConfig config = invariant_config();
   torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, distributed::DevicePlan{}, everyone, *model, train_set, train_set);
+  Trainer trainer(config, testing::cpu_plan(everyone), everyone, *model, train_set, train_set);
   at::Tensor mine = testing::flat_parameters(*model);
   at::Tensor rank0 = mine.clone();
   everyone.broadcast(rank0, /*root=*/0);

@@ -16,6 +16,7 @@
 #include "ddp/parameter_broadcast.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/cpu_plan.hpp"
 #include "support/flat_parameters.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
@@ -44,7 +45,7 @@ std::pair<at::Tensor, train::TrainSummary> trained(
   distributed::MpiCommunicator comm(testing::test_world().comm());
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  train::Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set);
+  train::Trainer trainer(config, testing::cpu_plan(comm), comm, *model, train_set, test_set);
   const train::TrainSummary summary = trainer.run(hooks);
   return {testing::flat_parameters(*model), summary};
 }
@@ -58,7 +59,7 @@ TEST_CASE("one bucket per parameter gives the parameters of a single bucket") {
   torch::manual_seed(1);
   const auto model = model::make_model("mlp");
   GradientReducer tiny(comm, model->parameters(), /*bucket_mb=*/1e-6, at::kFloat,
-                       /*communicate_alone=*/false);
+                       /*communicates=*/true);
   CHECK(tiny.bucket_count() == model->parameters().size());
 
   config::TrainConfig one_bucket = reducer_config();
@@ -78,10 +79,10 @@ TEST_CASE("the bytes allreduced per step are every bucket in the type it travels
   for (const double bucket_mb : {1e-6, 25.0}) {  // one bucket per parameter, or one in all
     CAPTURE(bucket_mb);
     const GradientReducer fp32(comm, model->parameters(), bucket_mb, at::kFloat,
-                               /*communicate_alone=*/false);
+                               /*communicates=*/true);
     CHECK(fp32.bytes_per_step() == (parameters + 1) * 4);  // the gradients and the stop flag
     const GradientReducer bf16(comm, model->parameters(), bucket_mb, at::kBFloat16,
-                               /*communicate_alone=*/false);
+                               /*communicates=*/true);
     CHECK(bf16.bytes_per_step() == (parameters + 1) * 2);
   }
 }
@@ -183,7 +184,7 @@ TEST_CASE("buckets launch in bucket order whatever order autograd completes them
   std::vector<at::Tensor> parameters = leaves(3, /*numel=*/4);
   const at::Tensor &a = parameters[0], &b = parameters[1], &c = parameters[2];
   GradientReducer reducer(comm, parameters, /*bucket_mb=*/1e-6, at::kFloat,
-                          /*communicate_alone=*/false);
+                          /*communicates=*/true);
   REQUIRE(reducer.bucket_count() == 3);
   // Each bucket starts with its one gradient.
   const std::vector<const void*> bucket_order = {c.grad().data_ptr(), b.grad().data_ptr(),
@@ -257,7 +258,7 @@ TEST_CASE("ranks whose forward skips parameters average them as zeros, without h
       expected_average(local_gradients(first, other) + local_gradients(second, mine));
 
   GradientReducer reducer(comm, parameters, /*bucket_mb=*/1e-6, at::kFloat,
-                          /*communicate_alone=*/false);
+                          /*communicates=*/comm.size() > 1);
   REQUIRE(reducer.bucket_count() == 6);
   const auto gradients = [&] {
     std::vector<at::Tensor> grads;
@@ -290,7 +291,7 @@ TEST_CASE("float16 gradients near its largest value are averaged without overflo
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator comm(world.comm());
   const at::Tensor p = at::zeros({2}).requires_grad_();
-  GradientReducer reducer(comm, {p}, /*bucket_mb=*/25, at::kHalf, /*communicate_alone=*/false);
+  GradientReducer reducer(comm, {p}, /*bucket_mb=*/25, at::kHalf, /*communicates=*/true);
   // Element 0: 30,000 on every rank, so a sum before dividing passes float16's 65,504 at 3 ranks.
   // Element 1: all of it on rank 0 (30,000 * size), beyond float16 until divided in float32.
   const double size = world.size();
@@ -309,13 +310,13 @@ TEST_CASE("float16 gradients near its largest value are averaged without overflo
   CHECK(reducer.any_rank_stopping());
 }
 
-TEST_CASE("a world of one rank communicates as N ranks do when asked, with the same result") {
+TEST_CASE("a world of one rank that communicates does as N ranks do, with the same result") {
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const at::Tensor x = at::linspace(-1, 1, 6);
   // The gradients of one backward, one bucket per parameter, and the collectives it started.
-  const auto reduced = [&](at::ScalarType wire, bool communicate_alone) {
+  const auto reduced = [&](at::ScalarType wire, bool communicates) {
     std::vector<at::Tensor> parameters = leaves(3, /*numel=*/6);
-    GradientReducer reducer(alone, parameters, /*bucket_mb=*/1e-6, wire, communicate_alone);
+    GradientReducer reducer(alone, parameters, /*bucket_mb=*/1e-6, wire, communicates);
     reducer.zero_grad();
     reducer.prepare_backward(/*communicate=*/true);
     (x * parameters[0] * parameters[1] + x.exp() / 3 * parameters[2]).sum().backward();
@@ -324,21 +325,21 @@ TEST_CASE("a world of one rank communicates as N ranks do when asked, with the s
     for (const at::Tensor& p : parameters) grads.push_back(p.grad());
     return std::pair{concatenated(grads, parameters), reducer.last_collectives().size()};
   };
-  const auto [plain, no_collectives] = reduced(at::kFloat, /*communicate_alone=*/false);
+  const auto [plain, no_collectives] = reduced(at::kFloat, /*communicates=*/false);
   CHECK(no_collectives == 0);
-  const auto [communicated, collectives] = reduced(at::kFloat, /*communicate_alone=*/true);
+  const auto [communicated, collectives] = reduced(at::kFloat, /*communicates=*/true);
   CHECK(collectives == 3);
   CHECK(at::equal(communicated, plain));
   // Compressed, the gradients travel as float16 as at N ranks: rounded once, nothing else.
-  const auto [compressed, compressed_collectives] = reduced(at::kHalf, /*communicate_alone=*/true);
+  const auto [compressed, compressed_collectives] = reduced(at::kHalf, /*communicates=*/true);
   CHECK(compressed_collectives == 3);
   CHECK(at::equal(compressed, plain.to(at::kHalf).to(at::kFloat)));
 
   torch::nn::Linear module(3, 2);
   RecordingCommunicator recording(/*size=*/1);
-  broadcast_parameters(recording, *module, /*communicate_alone=*/false);
+  broadcast_parameters(recording, *module, /*communicate=*/false);
   CHECK(recording.broadcasts == 0);
-  broadcast_parameters(recording, *module, /*communicate_alone=*/true);
+  broadcast_parameters(recording, *module, /*communicate=*/true);
   CHECK(recording.broadcasts == 2);  // weight and bias
 }
 

@@ -18,6 +18,7 @@
 #include "distributed/staging_communicator.hpp"
 #include "model/classifier.hpp"
 #include "model/dropout.hpp"
+#include "support/cpu_plan.hpp"
 #include "support/flat_parameters.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
@@ -52,7 +53,7 @@ Outcome train(config::TrainConfig config, bool graphed, TrainerHooks hooks = {})
   const auto model = model::make_model(config.model);
   GraphPlan graphs;
   graphs.capture = graphed;
-  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set, graphs);
+  Trainer trainer(config, testing::cpu_plan(comm), comm, *model, train_set, test_set, graphs);
   Outcome outcome;
   hooks.on_batch = [&](const at::Tensor& indices) { outcome.batches.push_back(indices.clone()); };
   outcome.summary = trainer.run(hooks);
@@ -176,7 +177,7 @@ TEST_CASE("a log window as long as the epoch reports the epoch's training loss")
   }
 }
 
-TEST_CASE("a graphed step is one span of the timeline; the last partial batch has its phases") {
+TEST_CASE("a graphed step's spans are its launch and device wait; the partial batch has its own") {
   config::TrainConfig config = base_config();
   config.model = "linear";
   config.epochs = 1;
@@ -189,7 +190,8 @@ TEST_CASE("a graphed step is one span of the timeline; the last partial batch ha
   const std::int64_t full = per_rank / config.batch_size;
   REQUIRE(outcome.summary.steps == full + (per_rank % config.batch_size != 0 ? 1 : 0));
   const auto count = [&](const char* name) { return std::count(names.begin(), names.end(), name); };
-  CHECK(count("graphed_step") == full);
+  CHECK(count("launch") == full);
+  CHECK(count("device") == full);
   CHECK(count("forward") == outcome.summary.steps - full);  // the eager partial step's phases
   CHECK(count("optimizer") == outcome.summary.steps - full);
   // One bucket (the linear model's), timed in the eager step only: a replay's would be the
@@ -355,7 +357,6 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
                                                                 testing::kCommTimeoutSeconds);
     distributed::StagingCommunicator comm(std::move(nccl), device);
     config::TrainConfig config = adam_onecycle_config();
-    config.communicate_alone = alone;
     // An fp32 bucket is averaged (ncclAvg): over one rank NCCL still launches its scaling kernel,
     // a node of the graph, where an in-place sum of another wire type would launch nothing.
     config.grad_dtype = "fp32";
@@ -365,6 +366,7 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
     distributed::DevicePlan plan;
     plan.device = device;
     plan.backend = "nccl";
+    plan.communicates = alone;  // as decide_plan makes it for one rank with --communicate-alone
     GraphPlan graphs;
     graphs.capture = true;
     Trainer trainer(config, plan, comm, *model, train_set, test_set, graphs);

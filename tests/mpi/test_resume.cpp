@@ -11,6 +11,7 @@
 #include "distributed/broadcast_bytes.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/cpu_plan.hpp"
 #include "support/flat_parameters.hpp"
 #include "support/idx_writer.hpp"
 #include "support/mpi_test_world.hpp"
@@ -52,7 +53,7 @@ Run train_run(config::TrainConfig config, distributed::Communicator& comm,
   config.max_steps = stop_after;
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const auto model = model::make_model(config.model);
-  Trainer trainer(config, distributed::DevicePlan{}, comm, *model, train_set, test_set, graphs);
+  Trainer trainer(config, testing::cpu_plan(comm), comm, *model, train_set, test_set, graphs);
   if (saved != nullptr) trainer.restore(*saved);
   TrainerHooks hooks;
   hooks.on_batch = on_batch;

@@ -10,6 +10,7 @@
 
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
+#include "support/cpu_plan.hpp"
 #include "support/synthetic_dataset.hpp"
 #include "train/trainer.hpp"
 
@@ -50,7 +51,7 @@ TEST_CASE("Trainer: the warm-up pass takes at most the shard's images, whatever 
         }
         return nullptr;
       }).needsInputs(true));
-  const Trainer trainer(config, distributed::DevicePlan{}, alone, *model, train_set, train_set);
+  const Trainer trainer(config, testing::cpu_plan(alone), alone, *model, train_set, train_set);
   at::removeCallback(handle);
   CHECK(largest_loss_batch() == 40);
 }

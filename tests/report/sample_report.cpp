@@ -51,11 +51,11 @@ ReportRank make_rank(int rank, std::int64_t steps, bool straggler, double other_
   result.device = "cpu";
   result.steps = steps;
   result.step_seconds_mean = per_step_s;
-  result.data_s = total(data);
-  result.forward_s = total(forward);
-  result.backward_s = total(backward);
-  result.comm_wait_s = total(comm_wait);
-  result.optimizer_s = total(optimizer);
+  result.phases.data = total(data);
+  result.phases.forward = total(forward);
+  result.phases.backward = total(backward);
+  result.phases.comm_wait = total(comm_wait);
+  result.phases.optimizer = total(optimizer);
   return result;
 }
 

@@ -1,6 +1,7 @@
 // tests/unit/test_banner.cpp — the end-of-run rank table names a straggler only when one stands
 // out: a rank more than 5% slower per step than the fastest is marked "slowest", and no rank is
-// marked when all are within 5%; the layout table notes ranks with more threads than cores.
+// marked when all are within 5%, and a graphed rank's comm wait share is unknown; the layout table
+// notes ranks with more threads than cores.
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -93,6 +94,30 @@ TEST_CASE("banner rank table: the rank more than 5% slower than the fastest is m
   CHECK(marked(rank_table({1.0, 2.0})) == std::vector<int>{1});
   // Only the slowest, not every rank above the threshold.
   CHECK(marked(rank_table({1.0, 1.2, 1.5, 1.1})) == std::vector<int>{2});
+}
+
+TEST_CASE("banner: a graphed rank's comm wait share is unknown, its timing names launch, device") {
+  std::vector<RankStats> ranks = {rank_stats(0, 1.0), rank_stats(1, 1.0)};
+  ranks[1].phases.forward = 0.25;
+  ranks[1].phases.launch = 0.25;
+  ranks[1].phases.device = 0.5;
+  const std::vector<distributed::RankPlacement> layout = {{0, "a", 0, "cpu", 1, 1},
+                                                          {1, "b", 0, "cpu", 1, 1}};
+  const std::vector<std::string> table =
+      printed([&](const Log& log) { print_rank_table(log, ranks, layout); });
+  REQUIRE(table.size() == 4);
+  CHECK(table[2].find("     10.000        0.0 ") != std::string::npos);
+  CHECK(table[3].find("     10.000    unknown ") != std::string::npos);
+  const std::vector<std::string> timing =
+      printed([&](const Log& log) { print_timing(log, 1, 0.5, ranks[1].phases); });
+  REQUIRE(timing.size() == 1);
+  CHECK(timing[0] ==
+        "# first training step 0.50 s after launch; training time on rank 1: data 0%, forward "
+        "25%, backward 0%, comm wait 0%, optimizer 0%, launch 25%, device 50% (graphed steps: "
+        "their collectives' share is not measured)");
+  const std::string eager =
+      printed([&](const Log& log) { print_timing(log, 0, 0.5, ranks[0].phases); })[0];
+  CHECK(eager.substr(eager.size() - 14) == ", optimizer 0%");
 }
 
 TEST_CASE("layout table: a row per rank with its threads and cores; a note where threads crowd") {

@@ -51,6 +51,7 @@ std::vector<DevicePlan> plans(const config::TrainConfig& config,
     CHECK(all.back().backend == all.front().backend);
     CHECK(all.back().on_cuda() == all.front().on_cuda());
     CHECK(all.back().note == all.front().note);
+    CHECK(all.back().communicates == all.front().communicates);
   }
   return all;
 }
@@ -182,6 +183,19 @@ TEST_CASE("--mode dp: every GPU of the one process; refused under more ranks or 
   std::vector<RankCapability> cpu;
   add_node(cpu, "cpu01", 1, 0);
   CHECK(refusal(dp, cpu).rfind("--mode dp drives GPUs and needs CUDA: no CUDA device", 0) == 0);
+}
+
+TEST_CASE("the ranks communicate when there are several, or one with --communicate-alone") {
+  std::vector<RankCapability> one;
+  add_node(one, "gpu01", 1, 1);
+  std::vector<RankCapability> two;
+  add_node(two, "cpu01", 2, 0);
+  config::TrainConfig alone = options("auto", "auto");
+  alone.communicate_alone = true;
+  CHECK_FALSE(plans(options("auto", "auto"), one)[0].communicates);
+  CHECK(plans(alone, one)[0].communicates);
+  CHECK(plans(options("cpu", "auto"), two)[0].communicates);
+  CHECK(plans(options("auto", "auto"), two)[0].communicates);
 }
 
 TEST_CASE("many ranks are named briefly") {

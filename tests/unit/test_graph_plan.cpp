@@ -11,28 +11,27 @@
 namespace mnist_ddp::train {
 namespace {
 
-distributed::DevicePlan cuda_plan(const std::string& backend) {
+distributed::DevicePlan cuda_plan(const std::string& backend, bool communicates = true) {
   distributed::DevicePlan plan;
   plan.device = c10::Device(c10::kCUDA, 0);
   plan.backend = backend;
+  plan.communicates = communicates;
   return plan;
 }
 
 /// auto's reason for running `config` eagerly; "captured" when it captures.
-std::string auto_decision(config::TrainConfig config, const distributed::DevicePlan& plan,
-                          int world_size) {
+std::string auto_decision(config::TrainConfig config, const distributed::DevicePlan& plan) {
   config.cuda_graph = "auto";
-  const GraphPlan graphs = plan_cuda_graph(config, plan, world_size);
+  const GraphPlan graphs = plan_cuda_graph(config, plan);
   return graphs.capture ? "captured" : graphs.reason;
 }
 
 /// on's refusal of `config`; "" when it captures.
-std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan& plan,
-                       int world_size) {
+std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan& plan) {
   config.cuda_graph = "on";
   GraphPlan graphs;
   try {
-    graphs = plan_cuda_graph(config, plan, world_size);
+    graphs = plan_cuda_graph(config, plan);
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -43,10 +42,10 @@ std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan
 TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
   config::TrainConfig config;
   config.cuda_graph = "off";
-  CHECK_FALSE(plan_cuda_graph(config, cuda_plan("nccl"), 8).capture);
+  CHECK_FALSE(plan_cuda_graph(config, cuda_plan("nccl")).capture);
   const distributed::DevicePlan cpu{};
-  CHECK(auto_decision(config, cpu, 2) == "the run trains on the CPU");
-  const std::string refused = on_refusal(config, cpu, 2);
+  CHECK(auto_decision(config, cpu) == "the run trains on the CPU");
+  const std::string refused = on_refusal(config, cpu);
   CHECK(refused.find("--cuda-graph on cannot capture this run's steps: the run trains on the "
                      "CPU; use --cuda-graph auto (eager steps) or off") != std::string::npos);
 }
@@ -54,10 +53,11 @@ TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
 TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them cannot be" *
           doctest::skip(!cuda_graphs_built())) {
   const config::TrainConfig plain;
-  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) == "captured");
-  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).empty());
-  // One rank without --communicate-alone sends nothing: MPI is no obstacle there.
-  CHECK(auto_decision(plain, cuda_plan("mpi"), 1) == "captured");
+  CHECK(auto_decision(plain, cuda_plan("nccl")) == "captured");
+  CHECK(on_refusal(plain, cuda_plan("nccl")).empty());
+  // Ranks that do not communicate (one, without --communicate-alone) send nothing: MPI is no
+  // obstacle there.
+  CHECK(auto_decision(plain, cuda_plan("mpi", /*communicates=*/false)) == "captured");
 
   struct Case {
     const char* what;
@@ -65,11 +65,10 @@ TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them can
     const char* backend;
     const char* reason;
   };
-  config::TrainConfig dp = plain, accum = plain, bf16 = plain, alone = plain;
+  config::TrainConfig dp = plain, accum = plain, bf16 = plain;
   dp.mode = "dp";
   accum.grad_accum = 4;
   bf16.precision = "bf16";
-  alone.communicate_alone = true;
   const Case cases[] = {
       {"dp", dp, "mpi", "--mode dp copies gradients and parameters between GPUs from the host"},
       {"grad-accum", accum, "nccl", "--grad-accum splits a step into micro-batches"},
@@ -79,11 +78,9 @@ TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them can
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
-    CHECK(auto_decision(c.config, cuda_plan(c.backend), 2) == c.reason);
-    CHECK(on_refusal(c.config, cuda_plan(c.backend), 2).find(c.reason) != std::string::npos);
+    CHECK(auto_decision(c.config, cuda_plan(c.backend)) == c.reason);
+    CHECK(on_refusal(c.config, cuda_plan(c.backend)).find(c.reason) != std::string::npos);
   }
-  CHECK(auto_decision(alone, cuda_plan("mpi"), 1) ==
-        "gradients travel through host memory over MPI, which no CUDA graph can hold");
 }
 
 TEST_CASE("plan_cuda_graph: a build without CUDA graphs runs CUDA steps eagerly, saying so" *
@@ -92,8 +89,8 @@ TEST_CASE("plan_cuda_graph: a build without CUDA graphs runs CUDA steps eagerly,
   const std::string reason =
       "this build cannot capture CUDA graphs (it needs a LibTorch 2.x with CUDA, and "
       "MNIST_DDP_CUDA_GRAPHS not OFF)";
-  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) == reason);
-  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).find(reason) != std::string::npos);
+  CHECK(auto_decision(plain, cuda_plan("nccl")) == reason);
+  CHECK(on_refusal(plain, cuda_plan("nccl")).find(reason) != std::string::npos);
 }
 
 }  // namespace

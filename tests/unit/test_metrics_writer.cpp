@@ -1,6 +1,6 @@
 // tests/unit/test_metrics_writer.cpp — MetricsWriter's file: a new run empties it, a resumed run
 // appends after closing a cut-short line, a symbolic link is refused, the mode comes from the
-// umask, and an empty path writes nothing.
+// umask, and an empty path writes nothing; a graphed window's phases.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +103,31 @@ TEST_SUITE("MetricsWriter") {
       write_summary(path, 1, /*append=*/false);
       CHECK(permissions(path) == c.mode);
     }
+  }
+
+  TEST_CASE("metrics: a log window's phases; launch and device only where steps were graphed") {
+    TempDir dir;
+    const std::string path = dir.file("m.jsonl");
+    MetricsWriter writer(path, report::RunFacts{}, /*append=*/false);
+    train::StepReport step;
+    step.window = train::LogWindow{};
+    step.window->phases.forward = 0.5;
+    writer.write_step(step);
+    step.window->phases.launch = 0.25;
+    step.window->phases.device = 0.75;
+    writer.write_step(step);
+    const std::vector<std::string> lines = lines_of(path);
+    REQUIRE(lines.size() == 2);
+    const nlohmann::json eager = nlohmann::json::parse(lines[0])["phases"];
+    CHECK(eager == nlohmann::json{{"data_s", 0.0},
+                                  {"forward_s", 0.5},
+                                  {"backward_s", 0.0},
+                                  {"comm_wait_s", 0.0},
+                                  {"optimizer_s", 0.0}});
+    const nlohmann::json graphed = nlohmann::json::parse(lines[1])["phases"];
+    CHECK(graphed.size() == 7);
+    CHECK(graphed["launch_s"] == 0.25);
+    CHECK(graphed["device_s"] == 0.75);
   }
 
   TEST_CASE("metrics: an empty path writes nothing; a folder is a UsageError naming it") {

@@ -1,0 +1,179 @@
+// lib/train/step.cpp — the eager step, the device work a graphed step captures, and what both
+// share.
+#include "train/step.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+
+#include "common/error.hpp"
+#include "model/autocast_scope.hpp"
+
+namespace mnist_ddp::train {
+namespace {
+
+// On a GPU, reading the stop flag makes the host wait for the step's kernels, so it is read only
+// every this many steps (a few milliseconds of MNIST work), and before the host reads the device
+// anyway (Note [The device's time in the phases]); on the CPU, after every step.
+constexpr std::int64_t kCudaStopCheckSteps = 100;
+
+// Eager steps before a step is captured (Note [The step as one CUDA graph]).
+constexpr int kGraphWarmupSteps = 3;
+
+at::ScalarType wire_dtype(const std::string& name) {
+  if (name == "bf16") return at::kBFloat16;
+  if (name == "fp16") return at::kHalf;
+  return at::kFloat;
+}
+
+const std::function<void(const Span&)> kUntraced;
+}  // namespace
+
+Step::Step(const config::TrainConfig& config, const distributed::DevicePlan& plan,
+           distributed::Communicator& comm, model::Classifier& model,
+           const data::Dataset& train_set, torch::optim::Optimizer& optimizer,
+           std::int64_t total_steps, std::int64_t shard_capacity, RunMetrics& metrics,
+           checkpoint::TrainProgress& progress, bool graphed)
+    : config_(config),
+      device_(plan.device),
+      world_size_(comm.size()),
+      model_(model),
+      metrics_(metrics),
+      progress_(progress),
+      train_batches_(train_set, config.normalize_mean, config.normalize_std),
+      device_optimizer_(optimizer),
+      schedule_(config.lr_schedule, config.lr, config.warmup_steps, total_steps),
+      reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype),
+               plan.communicates) {
+  if (config.mode == "dp") {
+    replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
+  }
+  if (!graphed) return;
+  if (config.grad_accum > 1 || replicas_) {  // plan_cuda_graph never asks for these
+    throw Error(ExitCode::kFailure,
+                "Trainer: a graphed step is one micro-batch on one device (no --grad-accum, no "
+                "--mode dp)");
+  }
+  cursor_ = std::make_unique<data::ShardCursor>(config.batch_size, shard_capacity, device_);
+  graphed_ = std::make_unique<GraphedStep>(
+      [this] {
+        PhaseTimes host_only;  // a replay runs none of this host code
+        PhaseClock clock(host_only, kUntraced, 0);
+        reducer_.zero_grad();
+        forward_backward(cursor_->next(), /*micro_batches=*/1, /*communicate=*/true, clock);
+        update(clock);
+      },
+      device_, comm, kGraphWarmupSteps);
+}
+
+void Step::start_epoch(const at::Tensor& shard) {
+  shard_ = shard;
+  first_ = 0;
+  if (cursor_) cursor_->start(shard);
+}
+
+StepResult Step::run(const TrainerHooks& hooks) {
+  StepResult step;
+  // The last partial batch of an epoch has a shape of its own: it runs eagerly.
+  step.graphed = graphed_ && samples_left() >= config_.batch_size;
+  step.lr = schedule_.lr_at(progress_.step);
+  PhaseClock clock(step.phases, hooks.on_span, progress_.step + 1);
+  // Up to --grad-accum batches of the shard (one where graphed); the last may be partial.
+  std::vector<at::Tensor> batches;
+  while (samples_left() > step.images && batches.size() < static_cast<size_t>(config_.grad_accum)) {
+    const std::int64_t size =
+        std::min<std::int64_t>(config_.batch_size, samples_left() - step.images);
+    batches.push_back(shard_.narrow(0, first_ + step.images, size));
+    step.images += size;
+    if (hooks.on_batch) hooks.on_batch(batches.back());
+  }
+  // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
+  // preemption signal costs no extra message per step.
+  reducer_.request_stop(hooks.stop_requested());
+  device_optimizer_.prepare(step.lr);
+  step.micro_batches = static_cast<int>(batches.size());
+  if (step.graphed) {
+    graphed_->run();
+    clock.lap(&PhaseTimes::launch, "launch");
+  } else {
+    reducer_.zero_grad();
+    for (int micro = 0; micro < step.micro_batches; ++micro) {
+      forward_backward(batches[micro], step.micro_batches,
+                       /*communicate=*/micro + 1 == step.micro_batches, clock);
+    }
+    update(clock);
+    if (hooks.on_span) {
+      for (const ddp::GradientReducer::CollectiveTiming& t : reducer_.last_collectives())
+        hooks.on_span(Span{"allreduce", t.launched, t.done, progress_.step + 1, t.bytes});
+    }
+  }
+  first_ += step.images;
+  progress_.position += step.images * world_size_;
+  ++progress_.step;
+  return step;
+}
+
+void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool communicate,
+                            PhaseClock& clock) {
+  const data::Batch batch = train_batches_.make(indices);
+  clock.lap(&PhaseTimes::data, "data");
+  std::vector<at::Tensor> losses;  // this rank's (each replica's under --mode dp)
+  {
+    const model::AutocastScope autocast(device_.type(), config_.precision == "bf16");
+    // Logits in float32 for the loss, whatever precision the forward ran in.
+    losses = replicas_ ? replicas_->weighted_losses(batch)
+                       : std::vector<at::Tensor>{at::cross_entropy_loss(
+                             model_.forward(batch.inputs).to(at::kFloat), batch.targets)};
+  }
+  clock.lap(&PhaseTimes::forward, "forward");
+  reducer_.prepare_backward(communicate);
+  // The micro-batch's loss (the sum of the replicas' weighted shares under --mode dp).
+  at::Tensor detached = losses[0].detach();
+  for (size_t r = 1; r < losses.size(); ++r) detached = detached + losses[r].detach().to(device_);
+  if (micro_batches > 1) {
+    for (at::Tensor& loss : losses) loss = loss / static_cast<double>(micro_batches);
+  }
+  // One call for every replica's loss: the GPUs run their backward passes concurrently.
+  torch::autograd::backward(losses);
+  clock.lap(&PhaseTimes::backward, "backward");
+  metrics_.add_loss(detached);
+}
+
+void Step::update(PhaseClock& clock) {
+  if (replicas_) replicas_->gather_gradients();
+  reducer_.finish();
+  clock.lap(&PhaseTimes::comm_wait, "comm_wait");
+  device_optimizer_.apply();
+  if (replicas_) replicas_->broadcast_parameters();
+  clock.lap(&PhaseTimes::optimizer, "optimizer");
+}
+
+// Note [The device's time in the phases]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// On a GPU the host queues kernels (a graphed step's with one call) and waits for the device only
+// where it reads a value back: host-timed phases alone would count launches, not steps. So the
+// read of the stop flag, which waits for every step queued before it, is timed in the step: an
+// eager step's comm_wait (the flag comes with its allreduce), a graphed step's device phase (its
+// compute and collectives, which no host clock tells apart). It is read every
+// kCudaStopCheckSteps steps, before each other read of the device (log window, evaluation,
+// checkpoint, end of epoch or run) and before an eager step follows a graphed one, so all the
+// device's time is in the phases. On the CPU kernels are done when their call returns.
+bool Step::stop_agreed(StepResult& step, bool device_read_follows, const TrainerHooks& hooks) {
+  // An eager step's wait has no span of its own.
+  PhaseClock clock(step.phases, step.graphed ? hooks.on_span : kUntraced, progress_.step);
+  // An eager step next (the partial batch) would otherwise wait for this one's device work.
+  const bool eager_next = step.graphed && samples_left() < config_.batch_size;
+  const bool read = !device_.is_cuda() || progress_.step % kCudaStopCheckSteps == 0 ||
+                    device_read_follows || eager_next;
+  const bool stop = read && reducer_.any_rank_stopping();
+  clock.lap(step.graphed ? &PhaseTimes::device : &PhaseTimes::comm_wait, "device");
+  return stop;
+}
+
+void Step::parameters_replaced() {
+  if (replicas_) replicas_->broadcast_parameters();
+}
+
+}  // namespace mnist_ddp::train
