@@ -16,7 +16,6 @@
 #include "common/heap_reuse.hpp"
 #include "common/log.hpp"
 #include "common/process_clock.hpp"
-#include "common/versions.hpp"
 #include "config/options.hpp"
 #include "data/mnist_dataset.hpp"
 #include "distributed/agreed_failure.hpp"
@@ -30,6 +29,7 @@
 #include "model/model_export.hpp"
 #include "report/banner.hpp"
 #include "report/run_outputs.hpp"
+#include "report/versions.hpp"
 #include "train/fault_injection.hpp"
 #include "train/stop_request.hpp"
 #include "train/trainer.hpp"
@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
         return 0;
       case config::Action::kVersion:
         if (world.rank() == 0) {
-          for (const auto& [component, version] : component_versions()) {
+          for (const auto& [component, version] : report::component_versions()) {
             std::printf("%-10s %s\n", component.c_str(), version.c_str());
           }
         }

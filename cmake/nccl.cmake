@@ -124,7 +124,7 @@ if(_mddp_torch_has_cuda)
 endif()
 
 # Headers only: the program opens both libraries when the backend is first used, looking first
-# at the files found here (lib/common/gpu_libraries.cpp, Note [The NCCL backend loads its
+# at the files found here (lib/distributed/gpu_libraries.cpp, Note [The NCCL backend loads its
 # libraries]), so it starts where they are not installed.
 add_library(mnist_ddp_nccl INTERFACE)
 target_include_directories(mnist_ddp_nccl INTERFACE "${MNIST_DDP_NCCL_INCLUDE_DIR}"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
+#include "distributed/gpu_libraries.hpp"
 
 namespace mnist_ddp::distributed {
 

@@ -13,9 +13,9 @@
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/gpu_check.hpp"
+#include "distributed/gpu_libraries.hpp"
 #include "distributed/keep_until_exit.hpp"
 #include "distributed/mpi_check.hpp"
 #include "distributed/poll_wait.hpp"

@@ -6,8 +6,8 @@
 #include <cstdlib>
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
 #include "distributed/gpu_check.hpp"
+#include "distributed/gpu_libraries.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "common/versions.hpp"
 #include "config/describe_config.hpp"
+#include "report/versions.hpp"
 
 namespace mnist_ddp::report {
 
