@@ -48,7 +48,7 @@ int intra_op_threads(const config::TrainConfig& config, const distributed::World
 
 /// --eval-only: the checkpoint's model on the test set.
 int evaluate_checkpoint(const distributed::World& world, const config::TrainConfig& config,
-                        const Log& log, const std::optional<checkpoint::CheckpointContents>& saved,
+                        const Log& log, const std::optional<checkpoint::LoadedCheckpoint>& saved,
                         model::Classifier& model, const data::Dataset& test_set,
                         distributed::Communicator& comm) {
   distributed::run_agreed(world, "reading the checkpoint to evaluate", [&] {
@@ -58,7 +58,7 @@ int evaluate_checkpoint(const distributed::World& world, const config::TrainConf
   });
   const data::BatchMaker batches(test_set, config.normalize_mean, config.normalize_std);
   train::TrainSummary summary;
-  summary.steps = checkpoint::read_checkpoint_meta(saved->meta).progress.step;
+  summary.steps = saved->meta.progress.step;
   summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size,
                                  config.precision == "bf16");
   log.line("# eval-only: test_loss %.6f", summary.test.loss);
@@ -200,7 +200,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   model->to(plan.device);
   train::Trainer trainer(config, plan, comm, *model, data.train, data.test, graphs);
   checkpoint::Checkpointer checkpointer(config, world, comm, log);
-  const std::optional<checkpoint::CheckpointContents> saved = checkpointer.load();
+  const std::optional<checkpoint::LoadedCheckpoint> saved = checkpointer.load();
   if (config.eval_only) {
     return evaluate_checkpoint(world, config, log, saved, *model, data.test, comm);
   }

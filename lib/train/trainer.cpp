@@ -456,10 +456,10 @@ checkpoint::CheckpointContents Trainer::checkpoint() {
                                      *optimizer_, rng_states, cuda_rng_states);
 }
 
-void Trainer::restore(const checkpoint::CheckpointContents& contents) {
+void Trainer::restore(const checkpoint::LoadedCheckpoint& saved) {
   // The schedule spans the steps of --epochs, which depend on the world size: another world
   // continues it unchanged only where it has as many steps (with --global-batch-size, usually).
-  const int writers = checkpoint::read_checkpoint_meta(contents.meta).world_size;
+  const int writers = saved.meta.world_size;
   if (config_.lr_schedule != "constant" && total_steps_on(writers) != total_steps()) {
     throw CheckpointError("the checkpoint was written by " + std::to_string(writers) +
                           " ranks, whose --lr-schedule " + config_.lr_schedule + " spans " +
@@ -469,10 +469,10 @@ void Trainer::restore(const checkpoint::CheckpointContents& contents) {
                           ": resume with as many ranks, or give the run a --global-batch-size");
   }
   const checkpoint::RestoredRun run =
-      checkpoint::restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);
-  progress_ = run.progress;  // identical on every rank, partial epoch sums included
+      checkpoint::restore_checkpoint(saved, config_, train_set_.size(), model_, *optimizer_);
+  progress_ = saved.meta.progress;  // identical on every rank, partial epoch sums included
   if (replicas_) replicas_->broadcast_parameters();
-  if (run.world_size == comm_.size()) {
+  if (writers == comm_.size()) {
     default_generator(c10::kCPU).set_state(
         checkpoint::generator_state(run.rng_states, comm_.rank()));
     if (device_.is_cuda() && run.cuda_rng_states.defined()) {
