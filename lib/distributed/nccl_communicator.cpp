@@ -62,10 +62,8 @@ ncclDataType_t nccl_type_of(const at::Tensor& tensor, const char* collective) {
     case at::kHalf:
       return ncclFloat16;
     default:
-      throw CommError(std::string(collective) +
-                      " over NCCL supports float, double, int32, int64, bfloat16 and float16 "
-                      "tensors, not " +
-                      c10::toString(tensor.scalar_type()));
+      throw InternalError(std::string(collective) + ": no NCCL type for " +
+                          c10::toString(tensor.scalar_type()));
   }
 }
 
@@ -78,7 +76,7 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
     case ReduceOp::kMax:
       return ncclMax;
   }
-  throw CommError("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
+  throw InternalError("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
 }
 
 std::string describe(const at::Tensor& tensor) {
@@ -134,8 +132,7 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
     // others waiting in the broadcast or in NCCL's initialisation. The id is kept on the heap
     // for the broadcast (MpiWatchdog::wait).
     const auto id = std::make_shared<ncclUniqueId>();
-    std::string local_error;
-    try {
+    throw_unless_all_succeeded(mpi, "NCCL set-up on device " + std::to_string(device_), [&] {
       nccl();  // loaded on every rank before the agreement: it may be missing on some
       MDDP_CUDA_CHECK(cuda_runtime().cudaSetDevice(device_));
       // Non-blocking: the caller's stream (often the legacy default stream) must not serialise
@@ -146,11 +143,7 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
       MDDP_CUDA_CHECK(cuda_runtime().cudaMalloc(&barrier_buffer_, sizeof(float)));
       MDDP_CUDA_CHECK(cuda_runtime().cudaMemset(barrier_buffer_, 0, sizeof(float)));
       if (rank_ == 0) MDDP_NCCL_CHECK(nccl().ncclGetUniqueId(id.get()));
-    } catch (const std::exception& e) {
-      local_error = e.what();
-    }
-    throw_unless_all_succeeded(mpi, local_error,
-                               "NCCL set-up on device " + std::to_string(device_));
+    });
     // Collective, as the broadcast is: every rank has agreed to get here.
     PeerFailureWatch peers(mpi.comm());
     MPI_Request broadcast = MPI_REQUEST_NULL;
@@ -265,25 +258,12 @@ void NcclCommunicator::settle(ncclResult_t result, const std::string& what,
   fail(what, reason);
 }
 
-void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collective) const {
-  if (failed_) {
-    throw CommError(std::string(collective) + " on rank " + std::to_string(rank_) +
-                    ": the NCCL communicator was aborted by an earlier error");
-  }
-  if (!tensor.defined()) throw CommError(std::string(collective) + " over NCCL: undefined tensor");
-  if (!tensor.is_cuda()) {
-    throw CommError(std::string(collective) + " over NCCL needs a CUDA tensor, got one on " +
-                    tensor.device().str());
-  }
-  if (tensor.device().index() != device_) {
-    throw CommError(std::string(collective) + " over NCCL on rank " + std::to_string(rank_) +
-                    ": tensor is on " + tensor.device().str() +
-                    ", the communicator on cuda:" + std::to_string(device_));
-  }
-  if (!tensor.is_contiguous()) {
-    throw CommError(std::string(collective) +
-                    " over NCCL needs a contiguous tensor (call .contiguous() first)");
-  }
+void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collective) {
+  if (failed_) fail(collective, "the communicator was aborted by an earlier error");
+  MDDP_INTERNAL_ASSERT(tensor.defined() && tensor.is_cuda() && tensor.device().index() == device_ &&
+                           tensor.is_contiguous(),
+                       std::string(collective) + " over NCCL needs a contiguous tensor on cuda:" +
+                           std::to_string(device_));
 }
 
 NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
@@ -308,8 +288,8 @@ bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
     return true;
   }
   if (query != cudaErrorNotReady) {
-    cuda_runtime().cudaGetLastError();
-    fail(what, std::string("cudaEventQuery: ") + cuda_runtime().cudaGetErrorString(query));
+    abort_comm();
+    MDDP_CUDA_CHECK(query);  // the device's error, not communication's
   }
   const ncclResult_t state = nccl_async_state(comm_, nccl_mutex_);
   if (state != ncclSuccess && state != ncclInProgress) fail(what, nccl_error_text(state, comm_));
@@ -365,10 +345,8 @@ NcclCommunicator::Started NcclCommunicator::start_all_reduce(at::Tensor& tensor,
                                                              const char* collective) {
   check_tensor(tensor, collective);
   const ncclDataType_t type = nccl_type_of(tensor, collective);
-  if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
-    throw CommError(std::string(collective) + " average needs a floating-point tensor, not " +
-                    c10::toString(tensor.scalar_type()));
-  }
+  MDDP_INTERNAL_ASSERT(op != ReduceOp::kAverage || tensor.is_floating_point(),
+                       std::string(collective) + " average of integers");
   return enqueue(std::string(collective) + " of " + describe(tensor), [&] {
     return nccl().ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(),
                                 static_cast<size_t>(tensor.numel()), type, nccl_op_of(op), comm_,
@@ -393,10 +371,7 @@ std::unique_ptr<PendingCollective> NcclCommunicator::all_reduce_async(at::Tensor
 
 void NcclCommunicator::broadcast(at::Tensor& tensor, int root) {
   check_tensor(tensor, "broadcast");
-  if (root < 0 || root >= size_) {
-    throw CommError("broadcast root " + std::to_string(root) + " is not a rank of " +
-                    std::to_string(size_));
-  }
+  MDDP_INTERNAL_ASSERT(root >= 0 && root < size_, "broadcast root " + std::to_string(root));
   // Bytes, so that every dtype travels.
   finish(enqueue("broadcast of " + describe(tensor) + " from rank " + std::to_string(root), [&] {
     return nccl().ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.nbytes(), ncclUint8,

@@ -124,8 +124,9 @@ class NcclCommunicator final : public Communicator {
   /// Orders the caller's stream after `done` without waiting on the host, and hands the event
   /// (with its ownership) to the watchdog (Note [NCCL watchdog]).
   void hand_over(cudaEvent_t done, std::string what);
-  /// Throws CommError unless `tensor` is a contiguous CUDA tensor on this rank's device.
-  void check_tensor(const at::Tensor& tensor, const char* collective) const;
+  /// Throws CommError once the communicator failed; InternalError unless `tensor` is a contiguous
+  /// CUDA tensor on this rank's device.
+  void check_tensor(const at::Tensor& tensor, const char* collective);
   /// Settles the result of an NCCL call on the non-blocking communicator: polls while it is
   /// ncclInProgress; aborts and throws on an error. With `peers` (during set-up), announces this
   /// rank's failure to them, and gives up on a failure they announce (Note [Set-up failure is
