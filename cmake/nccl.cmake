@@ -133,6 +133,10 @@ target_compile_definitions(mnist_ddp_nccl INTERFACE
   MNIST_DDP_NCCL_LIBRARY="${MNIST_DDP_NCCL_LIBRARY}"
   MNIST_DDP_CUDA_RUNTIME_LIBRARY="${_mddp_cudart}")
 target_link_libraries(mnist_ddp_nccl INTERFACE ${CMAKE_DL_LIBS})
+# The communicator follows LibTorch's current CUDA stream, which only a LibTorch with CUDA has.
+if(_mddp_torch_has_cuda)
+  target_compile_definitions(mnist_ddp_nccl INTERFACE MNIST_DDP_TORCH_CUDA=1)
+endif()
 set(MNIST_DDP_HAVE_NCCL TRUE)
 message(STATUS "NCCL backend: NCCL ${_mddp_nccl_version} (${MNIST_DDP_NCCL_LIBRARY}), "
                "CUDA ${CUDAToolkit_VERSION} runtime (${_mddp_cudart}), both opened when used")

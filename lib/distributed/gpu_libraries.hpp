@@ -32,6 +32,7 @@
   X(cudaSetDevice)                     \
   X(cudaStreamCreateWithFlags)         \
   X(cudaStreamDestroy)                 \
+  X(cudaStreamIsCapturing)             \
   X(cudaStreamWaitEvent)
 #define MDDP_NCCL_FUNCTIONS(X) \
   X(ncclAllGather)             \

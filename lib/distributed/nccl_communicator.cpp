@@ -11,6 +11,9 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#if MNIST_DDP_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include "common/error.hpp"
 #include "distributed/agreed_failure.hpp"
@@ -122,9 +125,8 @@ class NcclCommunicator::Pending final : public PendingCollective {
   std::string what_;
 };
 
-NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_seconds,
-                                   cudaStream_t caller_stream)
-    : caller_stream_(caller_stream), device_(device), timeout_seconds_(timeout_seconds) {
+NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_seconds)
+    : device_(device), timeout_seconds_(timeout_seconds) {
   MDDP_MPI_CHECK(MPI_Comm_rank(mpi.comm(), &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(mpi.comm(), &size_));
   try {
@@ -266,9 +268,23 @@ void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collec
                            std::to_string(device_));
 }
 
+cudaStream_t NcclCommunicator::caller_stream() const {
+#if MNIST_DDP_TORCH_CUDA
+  return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_)).stream();
+#else
+  return nullptr;  // a LibTorch without CUDA runs nothing on a stream of its own
+#endif
+}
+
+bool NcclCommunicator::capturing() const {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamIsCapturing(caller_stream(), &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
 NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
                                                     const std::function<ncclResult_t()>& call) {
-  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(caller_ready_, caller_stream_));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(caller_ready_, caller_stream()));
   MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(stream_, caller_ready_, 0));
   Started started;
   started.what = what + " (collective #" + std::to_string(++started_) + ")";
@@ -281,10 +297,10 @@ NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
 
 bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  if (capturing_) return false;  // Note [Collectives in a captured step]
+  if (capturing()) return false;  // Note [Collectives in a captured step]
   const cudaError_t query = cuda_runtime().cudaEventQuery(done);
   if (query == cudaSuccess) {
-    MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, done, 0));
+    MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream(), done, 0));
     return true;
   }
   if (query != cudaErrorNotReady) {
@@ -305,29 +321,21 @@ void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
 void NcclCommunicator::hand_over(cudaEvent_t done, std::string what) {
   Event owned(done);  // released to the watchdog once the stream wait is in place
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, owned.get(), 0));
-  if (capturing_) {  // Note [Collectives in a captured step]
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream(), owned.get(), 0));
+  if (capturing()) {  // Note [Collectives in a captured step]
     captured_events_.push_back(owned.release());
     return;
   }
   watchdog_->watch(owned.release(), std::move(what));
 }
 
-void NcclCommunicator::begin_capture() {
-  if (failed_) fail("capture", "the communicator was aborted by an earlier error");
-  capturing_ = true;
-}
-
-void NcclCommunicator::end_capture() {
-  capturing_ = false;
-  for (cudaEvent_t event : captured_events_) cuda_runtime().cudaEventDestroy(event);
-  captured_events_.clear();
-}
-
 void NcclCommunicator::watch_caller_stream(const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
+  // The capture that recorded them is over.
+  for (cudaEvent_t event : captured_events_) cuda_runtime().cudaEventDestroy(event);
+  captured_events_.clear();
   Event done = new_event();
-  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream_));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream()));
   watchdog_->watch(done.release(), what);
 }
 

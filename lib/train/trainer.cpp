@@ -69,7 +69,7 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       model_(model),
       train_set_(train_set),
       test_set_(test_set),
-      stream_(plan.device, comm, graphs.capture),
+      stream_(plan.device, graphs.capture),
       train_batches_(train_set, config.normalize_mean, config.normalize_std),
       test_batches_(test_set, config.normalize_mean, config.normalize_std),
       sampler_(train_set.size(), comm.size(), comm.rank(), config.seed, /*shuffle=*/true,
