@@ -16,7 +16,6 @@
 #include "common/heap_reuse.hpp"
 #include "common/log.hpp"
 #include "common/process_clock.hpp"
-#include "common/versions.hpp"
 #include "config/options.hpp"
 #include "data/mnist_dataset.hpp"
 #include "distributed/agreed_failure.hpp"
@@ -30,6 +29,7 @@
 #include "model/model_export.hpp"
 #include "report/banner.hpp"
 #include "report/run_outputs.hpp"
+#include "report/versions.hpp"
 #include "train/evaluator.hpp"
 #include "train/fault_injection.hpp"
 #include "train/stop_request.hpp"
@@ -49,7 +49,7 @@ int intra_op_threads(const config::TrainConfig& config, const distributed::World
 
 /// --eval-only: the checkpoint's model on the test set.
 int evaluate_checkpoint(const distributed::World& world, const config::TrainConfig& config,
-                        const Log& log, const std::optional<checkpoint::CheckpointContents>& saved,
+                        const Log& log, const std::optional<checkpoint::LoadedCheckpoint>& saved,
                         model::Classifier& model, const data::Dataset& test_set,
                         distributed::Communicator& comm) {
   distributed::run_agreed(world, "reading the checkpoint to evaluate", [&] {
@@ -59,7 +59,7 @@ int evaluate_checkpoint(const distributed::World& world, const config::TrainConf
   });
   const data::BatchMaker batches(test_set, config.normalize_mean, config.normalize_std);
   train::TrainSummary summary;
-  summary.steps = checkpoint::read_checkpoint_meta(saved->meta).progress.step;
+  summary.steps = saved->meta.progress.step;
   summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size,
                                  config.precision == "bf16");
   log.line("# eval-only: test_loss %.6f", summary.test.loss);
@@ -201,7 +201,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   model->to(plan.device);
   train::Trainer trainer(config, plan, comm, *model, data.train, data.test, graphs);
   checkpoint::Checkpointer checkpointer(config, world, comm, log);
-  const std::optional<checkpoint::CheckpointContents> saved = checkpointer.load();
+  const std::optional<checkpoint::LoadedCheckpoint> saved = checkpointer.load();
   if (config.eval_only) {
     return evaluate_checkpoint(world, config, log, saved, *model, data.test, comm);
   }
@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
         return 0;
       case config::Action::kVersion:
         if (world.rank() == 0) {
-          for (const auto& [component, version] : component_versions()) {
+          for (const auto& [component, version] : report::component_versions()) {
             std::printf("%-10s %s\n", component.c_str(), version.c_str());
           }
         }

@@ -36,7 +36,7 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "openmpi-bin")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 if(MNIST_DDP_HAVE_NCCL)
   # No Debian package provides NCCL or the CUDA runtime; the program opens them only when the
-  # NCCL backend is used, so the package needs neither (lib/common/gpu_libraries.cpp).
+  # NCCL backend is used, so the package needs neither (lib/distributed/gpu_libraries.cpp).
   set(CPACK_PACKAGE_DESCRIPTION "Trains on the CPU with MPI anywhere. The NCCL backend, built in, \
 loads libnccl.so.2 and the CUDA runtime when a run uses it: from ${MNIST_DDP_NCCL_LIBRARY}, else \
 through LD_LIBRARY_PATH and the loader's cache.")

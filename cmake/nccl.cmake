@@ -124,7 +124,7 @@ if(_mddp_torch_has_cuda)
 endif()
 
 # Headers only: the program opens both libraries when the backend is first used, looking first
-# at the files found here (lib/common/gpu_libraries.cpp, Note [The NCCL backend loads its
+# at the files found here (lib/distributed/gpu_libraries.cpp, Note [The NCCL backend loads its
 # libraries]), so it starts where they are not installed.
 add_library(mnist_ddp_nccl INTERFACE)
 target_include_directories(mnist_ddp_nccl INTERFACE "${MNIST_DDP_NCCL_INCLUDE_DIR}"
@@ -133,6 +133,10 @@ target_compile_definitions(mnist_ddp_nccl INTERFACE
   MNIST_DDP_NCCL_LIBRARY="${MNIST_DDP_NCCL_LIBRARY}"
   MNIST_DDP_CUDA_RUNTIME_LIBRARY="${_mddp_cudart}")
 target_link_libraries(mnist_ddp_nccl INTERFACE ${CMAKE_DL_LIBS})
+# The communicator follows LibTorch's current CUDA stream, which only a LibTorch with CUDA has.
+if(_mddp_torch_has_cuda)
+  target_compile_definitions(mnist_ddp_nccl INTERFACE MNIST_DDP_TORCH_CUDA=1)
+endif()
 set(MNIST_DDP_HAVE_NCCL TRUE)
 message(STATUS "NCCL backend: NCCL ${_mddp_nccl_version} (${MNIST_DDP_NCCL_LIBRARY}), "
                "CUDA ${CUDAToolkit_VERSION} runtime (${_mddp_cudart}), both opened when used")

@@ -63,7 +63,7 @@ RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=
 # the recipes); LibTorch's shared libraries (its headers and static libraries stay behind); the
 # libraries of the CUDA toolkit that LibTorch links (cudart, nvToolsExt ...), which the small base
 # image lacks; and the NCCL the build chose, as libnccl.so.2, where the program opens it when a
-# run uses NCCL (lib/common/gpu_libraries.cpp). Not libcuda: the driver comes from the host.
+# run uses NCCL (lib/distributed/gpu_libraries.cpp). Not libcuda: the driver comes from the host.
 RUN cmake --install build --prefix /stage/mnist_ddp \
     && mkdir -p /stage/lib \
     && cp -a /opt/libtorch/lib/*.so* /stage/lib/ \

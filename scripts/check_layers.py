@@ -2,9 +2,10 @@
 """scripts/check_layers.py — provides: the check that lib/ keeps its layers.
 
 Each folder of lib/ belongs to one layer; a file may include headers of its own folder and of
-folders in lower layers only. An include from a higher layer, or from another folder of the same
-layer, is reported with the file, the line and the include, and the check exits 1. Two folders
-that include each other always break one of these rules, so no cycle between folders can pass.
+folders in lower layers only, and common/, the bottom one, no header of MPI, NCCL or CUDA. An
+include from a higher layer, or from another folder of the same layer, is reported with the file,
+the line and the include, and the check exits 1. Two folders that include each other always break
+one of these rules, so no cycle between folders can pass.
 
     scripts/check_layers.py [LIB_DIR]     (default: the lib/ beside this script)
 """
@@ -25,6 +26,8 @@ LAYERS = [
 ]
 LAYER_OF = {folder: level for level, folders in enumerate(LAYERS) for folder in folders}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"(([^"/]+)/[^"]+)"')
+# The bottom layer knows nothing of the transports: MPI, NCCL and CUDA are distributed/'s.
+TRANSPORT_HEADER = re.compile(r"^\s*#\s*include\s*<((mpi|nccl|cuda)[^>]*)>")
 
 
 def check(lib: pathlib.Path) -> list:
@@ -40,6 +43,10 @@ def check(lib: pathlib.Path) -> list:
         if folder not in LAYER_OF:
             continue
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            transport = TRANSPORT_HEADER.match(line)
+            if folder == LAYERS[0][0] and transport:
+                problems.append(f"lib/{relative}:{number}: includes <{transport.group(1)}>, a "
+                                f"transport's header, in {folder}/")
             match = INCLUDE.match(line)
             if not match or match.group(2) == folder or match.group(2) not in LAYER_OF:
                 continue

@@ -6,11 +6,12 @@ Debian 12's LibTorch is 1.13 and has no CUDA, so a normal build here never compi
 that only a LibTorch 2.x with CUDA reaches (the CUDA graph capture, the 2.x branches of version
 checks), and nothing else would notice an API that 2.x removed or deprecated before a GPU
 machine builds it. This check takes each command of the build's compile_commands.json, swaps
-LibTorch's include folders for the 2.x ones, defines MNIST_DDP_CUDA_GRAPHS=1 and
-MNIST_DDP_HAVE_NCCL=1, adds the CUDA toolkit's headers, drops the precompiled header (so every
-source must include what it uses) and compiles it with -fsyntax-only -Werror: a deprecated call
-fails too. A source that still reaches a LibTorch header outside the 2.x folders (the system's
-1.13 copy of a header that 2.x no longer has) fails as well, naming the header.
+LibTorch's include folders for the 2.x ones, defines MNIST_DDP_CUDA_GRAPHS=1,
+MNIST_DDP_HAVE_NCCL=1 and MNIST_DDP_TORCH_CUDA=1, adds the CUDA toolkit's headers, drops the
+precompiled header (so every source must include what it uses) and compiles it with
+-fsyntax-only -Werror: a deprecated call fails too. A source that still reaches a LibTorch header
+outside the 2.x folders (the system's 1.13 copy of a header that 2.x no longer has) fails as well,
+naming the header.
 
 The headers come from a Debian package, fetched once with apt from a private package list (the
 archive's signatures are checked as for any apt download) into BUILD_DIR/libtorch2/SUITE:
@@ -164,7 +165,7 @@ def rewrite(arguments: list, include: pathlib.Path, cuda_include: str, cxx20: bo
         else:
             out.append(word)
     return out + ["-fsyntax-only", "-Werror", "-DMNIST_DDP_CUDA_GRAPHS=1",
-                  "-DMNIST_DDP_HAVE_NCCL=1", "-MD", "-MF", depfile]
+                  "-DMNIST_DDP_HAVE_NCCL=1", "-DMNIST_DDP_TORCH_CUDA=1", "-MD", "-MF", depfile]
 
 
 def foreign_headers(depfile: str, include: pathlib.Path) -> list:

@@ -92,4 +92,9 @@ CheckpointMeta read_checkpoint_meta(const nlohmann::json& header) {
   return meta;
 }
 
+LoadedCheckpoint decode_training_checkpoint(const std::string& bytes, const std::string& origin) {
+  CheckpointContents contents = decode_checkpoint(bytes, origin);
+  return {read_checkpoint_meta(contents.meta), std::move(contents)};  // braced: in this order
+}
+
 }  // namespace mnist_ddp::checkpoint

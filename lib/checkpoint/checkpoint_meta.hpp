@@ -1,12 +1,14 @@
 // lib/checkpoint/checkpoint_meta.hpp — provides: TrainProgress and CheckpointMeta, the JSON header
-// of a training checkpoint, with its one writer (to_json) and its one reader
-// (read_checkpoint_meta): no other code spells the header's keys.
+// of a training checkpoint, with its one writer (to_json) and its one reader (read_checkpoint_meta,
+// also of LoadedCheckpoint): no other code spells the header's keys.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "checkpoint/checkpoint_file.hpp"
 
 namespace mnist_ddp::checkpoint {
 
@@ -35,5 +37,14 @@ nlohmann::json to_json(const CheckpointMeta& meta);
 /// Reads a header. Throws CheckpointError naming the field when the format is not a training
 /// checkpoint, or a field is missing, of the wrong JSON type or out of range.
 CheckpointMeta read_checkpoint_meta(const nlohmann::json& header);
+
+/// A training checkpoint decoded, with its header read once for every reader of a resume.
+struct LoadedCheckpoint {
+  CheckpointMeta meta;  // contents.meta, read
+  CheckpointContents contents;
+};
+
+/// decode_checkpoint, then read_checkpoint_meta; throws CheckpointError as they do.
+LoadedCheckpoint decode_training_checkpoint(const std::string& bytes, const std::string& origin);
 
 }  // namespace mnist_ddp::checkpoint

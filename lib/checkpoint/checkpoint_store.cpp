@@ -140,12 +140,12 @@ Manifest read_manifest(const fs::path& path) {
 /// and whose header holds `step` when the file was found under a name that gives a step.
 StoredCheckpoint verified(const std::string& path, std::string bytes,
                           std::optional<std::int64_t> step) {
-  CheckpointMeta meta = read_checkpoint_meta(decode_checkpoint(bytes, path).meta);
-  if (step && *step != meta.progress.step) {
+  LoadedCheckpoint loaded = decode_training_checkpoint(bytes, path);
+  if (step && *step != loaded.meta.progress.step) {
     throw CheckpointError(path + ": named for step " + std::to_string(*step) + " but holds step " +
-                          std::to_string(meta.progress.step));
+                          std::to_string(loaded.meta.progress.step));
   }
-  return {path, std::move(bytes), std::move(meta)};
+  return {std::move(loaded), path, std::move(bytes)};
 }
 
 /// The checkpoint a manifest describes, verified against the manifest's size and CRC-32 and the

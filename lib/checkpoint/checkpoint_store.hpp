@@ -16,10 +16,9 @@
 namespace mnist_ddp::checkpoint {
 
 /// A checkpoint file read into memory and verified against its manifest and its own header.
-struct StoredCheckpoint {
-  std::string path;     // the .mddp file
-  std::string bytes;    // its contents
-  CheckpointMeta meta;  // its header
+struct StoredCheckpoint : LoadedCheckpoint {
+  std::string path;   // the .mddp file
+  std::string bytes;  // its contents, as they were decoded
 };
 
 /// The largest checkpoint file read: a model's takes a few MB.

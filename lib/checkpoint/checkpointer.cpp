@@ -59,7 +59,7 @@ Checkpointer::Checkpointer(const config::TrainConfig& config, const distributed:
   });
 }
 
-std::optional<CheckpointContents> Checkpointer::load() {
+std::optional<LoadedCheckpoint> Checkpointer::load() {
   std::optional<StoredCheckpoint> stored;
   // Fails here, on rank 0, agreed: a damaged checkpoint ends every rank with exit 4, a folder
   // this run may not write into with exit 2.
@@ -88,13 +88,15 @@ std::optional<CheckpointContents> Checkpointer::load() {
   }
   const std::string path = stored ? stored->path : std::string();
   const std::string bytes = distributed::broadcast_bytes(comm_, stored ? stored->bytes : "");
-  CheckpointContents contents = decode_checkpoint(bytes, "broadcast checkpoint");
-  const CheckpointMeta meta = read_checkpoint_meta(contents.meta);
+  // Rank 0 decoded the file as it read it.
+  LoadedCheckpoint loaded =
+      stored ? std::move(*stored) : decode_training_checkpoint(bytes, "broadcast checkpoint");
+  const CheckpointMeta& meta = loaded.meta;
   log_.line("# resume: %s (step %lld, epoch %lld, written by %d rank%s)", path.c_str(),
             static_cast<long long>(meta.progress.step),
             static_cast<long long>(meta.progress.epoch) + 1, meta.world_size,
             meta.world_size == 1 ? "" : "s");
-  return contents;
+  return loaded;
 }
 
 // Note [Every rank waits for the checkpoint]: the write is agreed, so no rank returns from save()

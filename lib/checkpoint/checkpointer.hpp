@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_meta.hpp"
 #include "checkpoint/checkpoint_point.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "common/log.hpp"
@@ -38,7 +38,7 @@ class Checkpointer {
   /// Empty for --resume never, or auto with no checkpoint yet. Every rank ends with exit code
   /// 4 when it is missing or damaged, and with 2 when a training run would write into a folder
   /// that holds checkpoints it does not continue from (Note [A folder holds one run]).
-  std::optional<CheckpointContents> load();
+  std::optional<LoadedCheckpoint> load();
 
   /// Collective, when --checkpoint-dir is set (else nothing happens): `collect` gathers the run's
   /// state on every rank, rank 0 writes it, and the log says where and how long training paused.

@@ -209,17 +209,16 @@ CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64
 // (presence, shape, type, RNG states, optimizer state) before they change anything, so a refused
 // checkpoint leaves the model and optimizer as they were. Only the copies themselves come after
 // the checks; on a GPU, running out of memory there is the one way to stop half way.
-RestoredRun restore_checkpoint(const CheckpointContents& contents,
-                               const config::TrainConfig& config, std::int64_t train_size,
-                               model::Classifier& model, torch::optim::Optimizer& optimizer) {
-  const CheckpointMeta meta = read_checkpoint_meta(contents.meta);
-  const std::string differences =
-      shape_differences(with_earlier_defaults(meta.training), training_shape(config, train_size));
+RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::TrainConfig& config,
+                               std::int64_t train_size, model::Classifier& model,
+                               torch::optim::Optimizer& optimizer) {
+  const std::string differences = shape_differences(with_earlier_defaults(loaded.meta.training),
+                                                    training_shape(config, train_size));
   if (!differences.empty()) {
     throw CheckpointError("the checkpoint belongs to another run (" + differences +
                           "); use its options, or another --checkpoint-dir");
   }
-  const std::map<std::string, at::Tensor> saved = by_name(contents);
+  const std::map<std::string, at::Tensor> saved = by_name(loaded.contents);
   const auto module_tensors = checked_module_tensors(saved, model);
   const std::vector<std::string> state_names =
       optimizer_state_names(optimizer, model.parameters().size());
@@ -227,25 +226,23 @@ RestoredRun restore_checkpoint(const CheckpointContents& contents,
     return name == "rng_states" || name == "cuda_rng_states" ||
            std::find(state_names.begin(), state_names.end(), name) != state_names.end();
   });
-  at::Tensor rng_states = checked_rng_states(saved, meta.world_size);
-  at::Tensor cuda_rng_states = checked_cuda_rng_states(saved, meta.world_size);
+  at::Tensor rng_states = checked_rng_states(saved, loaded.meta.world_size);
+  at::Tensor cuda_rng_states = checked_cuda_rng_states(saved, loaded.meta.world_size);
   // Checks every entry before it replaces the optimizer's state.
   load_optimizer_state(optimizer, model.parameters(), saved);
   copy_module_tensors(module_tensors);
-  return RestoredRun{meta.progress, meta.world_size, std::move(rng_states),
-                     std::move(cuda_rng_states)};
+  return RestoredRun{std::move(rng_states), std::move(cuda_rng_states)};
 }
 
-void restore_model(const CheckpointContents& contents, const std::string& model_name,
+void restore_model(const LoadedCheckpoint& loaded, const std::string& model_name,
                    model::Classifier& model) {
-  const nlohmann::json name =
-      read_checkpoint_meta(contents.meta).training.value("model", nlohmann::json("unknown"));
+  const nlohmann::json name = loaded.meta.training.value("model", nlohmann::json("unknown"));
   const std::string saved_model = name.is_string() ? name.get<std::string>() : name.dump();
   if (saved_model != model_name) {
     throw CheckpointError("the checkpoint holds a '" + saved_model + "' model, not '" + model_name +
                           "' (pass --model " + saved_model + ")");
   }
-  const std::map<std::string, at::Tensor> saved = by_name(contents);
+  const std::map<std::string, at::Tensor> saved = by_name(loaded.contents);
   const auto module_tensors = checked_module_tensors(saved, model);
   // The optimizer and generator states are the training run's, not the model's.
   check_all_known(saved, module_tensors, [](const std::string& name) {

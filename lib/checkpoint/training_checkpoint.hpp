@@ -24,24 +24,22 @@ CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64
                                    model::Classifier& model, torch::optim::Optimizer& optimizer,
                                    const at::Tensor& rng_states, const at::Tensor& cuda_rng_states);
 
-/// What a checkpoint restores besides parameters and optimizer state.
+/// What a checkpoint restores besides parameters, optimizer state and its header's progress.
 struct RestoredRun {
-  TrainProgress progress;
-  int world_size = 0;          // of the run that wrote it
-  at::Tensor rng_states;       // (that world size, state bytes)
+  at::Tensor rng_states;       // (the writers' world size, state bytes)
   at::Tensor cuda_rng_states;  // the same for CUDA generators; undefined when it has none
 };
 
-/// Checks that `contents` was written for this model, options and data set size (throws
+/// Checks that `loaded` was written for this model, options and data set size (throws
 /// CheckpointError listing every difference) and that every tensor fits: parameters, buffers and
 /// optimizer state present with the model's shapes and types, RNG states that the CPU generator
 /// accepts, CUDA generator states (if any) with a uint8 row per rank (throws CheckpointError
 /// naming the tensor). Only then loads parameters, buffers and
 /// optimizer state into `model` and `optimizer` (on their devices): a refused checkpoint
 /// changes neither (Note [Restore is all or nothing]).
-RestoredRun restore_checkpoint(const CheckpointContents& contents,
-                               const config::TrainConfig& config, std::int64_t train_size,
-                               model::Classifier& model, torch::optim::Optimizer& optimizer);
+RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::TrainConfig& config,
+                               std::int64_t train_size, model::Classifier& model,
+                               torch::optim::Optimizer& optimizer);
 
 /// Rank `rank`'s row of `states` (RestoredRun's rng_states or cuda_rng_states) as a tensor of its
 /// own: what Generator::set_state is given (Note [A generator state is a tensor of its own]).
@@ -53,7 +51,7 @@ std::string shape_differences(const nlohmann::json& saved, const nlohmann::json&
 
 /// Loads only the parameters and buffers (for evaluation), after checking the model name and
 /// every tensor's presence, shape and type; a refused checkpoint leaves `model` unchanged.
-void restore_model(const CheckpointContents& contents, const std::string& model_name,
+void restore_model(const LoadedCheckpoint& loaded, const std::string& model_name,
                    model::Classifier& model);
 
 }  // namespace mnist_ddp::checkpoint

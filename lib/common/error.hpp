@@ -1,5 +1,6 @@
 // lib/common/error.hpp — provides: ExitCode, Error and its kinds (UsageError, DataError,
-// CheckpointError, CommError), each carrying the process exit code it maps to.
+// CheckpointError, CommError, InternalError), each carrying the process exit code it maps to, and
+// MDDP_INTERNAL_ASSERT.
 #pragma once
 
 #include <stdexcept>
@@ -48,4 +49,17 @@ struct CommError : Error {
   explicit CommError(const std::string& message) : Error(ExitCode::kComm, message) {}
 };
 
+/// A state the program's own code rules out: a bug, never the user's doing (exit code 1).
+struct InternalError : Error {
+  explicit InternalError(const std::string& message)
+      : Error(ExitCode::kFailure, "internal error: " + message) {}
+};
+
 }  // namespace mnist_ddp
+
+/// Throws InternalError "<message> @ <file>:<line>" unless `condition`, as TORCH_INTERNAL_ASSERT.
+#define MDDP_INTERNAL_ASSERT(condition, message)                                     \
+  if (condition) {                                                                   \
+  } else                                                                             \
+    throw ::mnist_ddp::InternalError(std::string(message) + " @ " + __FILE__ + ":" + \
+                                     std::to_string(__LINE__))

@@ -91,7 +91,7 @@ po::options_description training_options(TrainConfig& config) {
   const std::string test_batch_help =
       "evaluation images per step on each rank, " + at_most(kMaxBatchSize);
   const std::string bucket_help =
-      "gradient bucket size in MB, " + at_most(kMaxBucketMb) +
+      "gradient bucket size in MB of --grad-dtype, " + at_most(kMaxBucketMb) +
       ": each bucket's allreduce starts as soon as its gradients are ready during backward";
   const std::string threads_help = "intra-op threads per rank, " + at_most(kMaxThreads) +
                                    " (0: cores on the node / ranks on the node, at least 1)";

@@ -24,7 +24,8 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
   std::vector<std::vector<size_t>> groups;
   std::int64_t bytes = 0;
   for (size_t i = parameters_.size(); i-- > 0;) {
-    const std::int64_t size = parameters_[i].numel() * 4;
+    const std::int64_t size =
+        parameters_[i].numel() * static_cast<std::int64_t>(at::elementSize(wire_dtype_));
     if (groups.empty() || (bytes + size > cap && bytes > 0)) {
       groups.emplace_back();
       bytes = 0;

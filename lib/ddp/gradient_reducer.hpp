@@ -16,7 +16,7 @@ namespace mnist_ddp::ddp {
 
 /// Note [Bucketed gradient reduction]. Parameters are grouped into buckets in reverse
 /// registration order (the order backward produces their gradients), each at most `bucket_mb`
-/// MB (a parameter larger than that gets a bucket of its own). Every gradient is a view into its
+/// MB on the wire (a larger parameter gets a bucket of its own). Every gradient is a view into its
 /// bucket's flat buffer, so nothing is copied in or out per step. An autograd hook on each
 /// parameter's gradient accumulator counts the bucket down; once its last gradient has arrived
 /// the bucket is ready, and ready buckets start their allreduce (asynchronously) strictly in

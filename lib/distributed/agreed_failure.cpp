@@ -5,6 +5,7 @@
 #include <array>
 #include <cerrno>  // program_invocation_short_name (GNU)
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,11 +40,16 @@ Verdict agree(MpiWatchdog& watched, int local_code, const std::string& what) {
   return (*verdicts)[1];
 }
 
+/// The exit code `error` maps to: an Error's own, 1 for any other exception.
+ExitCode exit_code(const std::exception& error) {
+  const auto* known = dynamic_cast<const Error*>(&error);
+  return known != nullptr ? known->code() : ExitCode::kFailure;
+}
+
 }  // namespace
 
 int report_error(const std::string& label, const std::exception& error) {
-  const auto* known = dynamic_cast<const Error*>(&error);
-  const ExitCode code = known != nullptr ? known->code() : ExitCode::kFailure;
+  const ExitCode code = exit_code(error);
   // LibTorch's errors carry a C++ backtrace in what(); the first line says what went wrong.
   const auto* torch_error = dynamic_cast<const c10::Error*>(&error);
   const char* what = torch_error != nullptr ? torch_error->what_without_backtrace() : error.what();
@@ -75,13 +81,21 @@ void run_agreed(const World& world, const std::string& what, const std::function
   throw AgreedFailure(agreed.code);
 }
 
-void throw_unless_all_succeeded(MpiWatchdog& watched, const std::string& local_error,
-                                const std::string& step) {
-  const Verdict agreed = agree(watched, local_error.empty() ? 0 : 1, "the agreement after " + step);
+void throw_unless_all_succeeded(MpiWatchdog& watched, const std::string& what,
+                                const std::function<void()>& step) {
+  std::exception_ptr failure;
+  int local_code = 0;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    failure = std::current_exception();
+    local_code = static_cast<int>(exit_code(e));
+  }
+  const Verdict agreed = agree(watched, local_code, "the agreement after " + what);
   if (agreed.code == 0) return;
-  if (!local_error.empty()) throw CommError(local_error);
-  throw CommError(step + " failed on rank " + std::to_string(agreed.rank) +
-                  " (its error says why)");
+  if (failure) std::rethrow_exception(failure);
+  throw Error(static_cast<ExitCode>(agreed.code),
+              what + " failed on rank " + std::to_string(agreed.rank) + " (its error says why)");
 }
 
 }  // namespace mnist_ddp::distributed

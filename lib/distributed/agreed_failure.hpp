@@ -30,13 +30,13 @@ struct AgreedFailure : std::runtime_error {
 /// thrown on at once: the rank it names would not join the agreement either.
 void run_agreed(const World& world, const std::string& what, const std::function<void()>& phase);
 
-/// Collective over `watched`'s communicator: returns when every rank's `local_error` is empty.
-/// Otherwise every rank throws CommError: a failed rank with its own `local_error`, the others
-/// with "<step> failed on rank R" naming the lowest failed rank. Keeps the healthy ranks from
-/// waiting forever in a later collective that the failed ones never reach; a rank that never
-/// gets here ends the others' wait with CommTimeout, as in run_agreed.
-void throw_unless_all_succeeded(MpiWatchdog& watched, const std::string& local_error,
-                                const std::string& step);
+/// Collective over `watched`'s communicator: runs `step` on this rank and returns when it
+/// succeeded on every rank. Otherwise every rank throws: a failed rank its own error, the others
+/// an Error "<what> failed on rank R" with R's exit code (the highest, then the lowest rank, as
+/// in run_agreed). Keeps the healthy ranks from waiting forever in a later collective that the
+/// failed ones never reach; a rank that never gets here ends the others' wait with CommTimeout.
+void throw_unless_all_succeeded(MpiWatchdog& watched, const std::string& what,
+                                const std::function<void()>& step);
 
 /// Prints "mnist_ddp: error: <label> <what>" to stderr, with a --help hint for usage errors, and
 /// returns the exit code that `error` maps to; `label` is World::label() or process_label().

@@ -8,9 +8,6 @@
 
 #include <ATen/core/Tensor.h>
 
-// CUDA's stream, named without CUDA's headers: cudaStream_t is a CUstream_st*.
-struct CUstream_st;
-
 namespace mnist_ddp::distributed {
 
 enum class ReduceOp { kSum, kAverage, kMax };
@@ -50,18 +47,6 @@ class Communicator {
   virtual at::Tensor all_gather(const at::Tensor& tensor) = 0;
   /// Returns once every rank has called it.
   virtual void barrier() = 0;
-
-  // For transports that order their work after the caller's on a CUDA stream (NCCL: Note [NCCL
-  // stream ordering] and Note [Collectives in a captured step] in nccl_communicator.hpp); the
-  // others have nothing to do.
-  /// The CUDA stream the caller's work runs on from now on (nullptr: the legacy default stream).
-  virtual void set_caller_stream(CUstream_st* stream) { static_cast<void>(stream); }
-  /// From begin_capture to end_capture the caller's stream is being captured into a CUDA graph.
-  virtual void begin_capture() {}
-  virtual void end_capture() {}
-  /// Has the transport's watchdog watch the caller's stream's work so far (a replay of a
-  /// captured step), named `what` in its reports.
-  virtual void watch_caller_stream(const std::string& what) { static_cast<void>(what); }
 };
 
 }  // namespace mnist_ddp::distributed

@@ -4,8 +4,8 @@
 #include <array>
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
 #include "distributed/gpu_check.hpp"
+#include "distributed/gpu_libraries.hpp"
 
 namespace mnist_ddp::distributed {
 
@@ -55,10 +55,9 @@ CudaDevice cuda_device(int index) {
 }
 
 int device_for_local_rank(int local_rank, int device_count) {
-  if (local_rank < 0 || device_count <= 0) {
-    throw CommError("device_for_local_rank: needs local_rank >= 0 and device_count >= 1 (got " +
-                    std::to_string(local_rank) + " and " + std::to_string(device_count) + ")");
-  }
+  MDDP_INTERNAL_ASSERT(local_rank >= 0 && device_count >= 1,
+                       "device_for_local_rank(" + std::to_string(local_rank) + ", " +
+                           std::to_string(device_count) + ")");
   return local_rank % device_count;
 }
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
+#include "distributed/gpu_libraries.hpp"
 
 namespace mnist_ddp::distributed {
 
@@ -12,9 +12,10 @@ void check_cuda(cudaError_t result, const char* expression, const char* file, in
   if (result == cudaSuccess) return;
   // Clear the sticky "last error" so that a later, unrelated check does not report it again.
   cuda_runtime().cudaGetLastError();
-  throw CommError(std::string(expression) + " failed: " + cuda_runtime().cudaGetErrorName(result) +
-                  " (" + cuda_runtime().cudaGetErrorString(result) + ") @ " + file + ":" +
-                  std::to_string(line));
+  throw Error(ExitCode::kFailure, std::string(expression) +
+                                      " failed: " + cuda_runtime().cudaGetErrorName(result) + " (" +
+                                      cuda_runtime().cudaGetErrorString(result) + ") @ " + file +
+                                      ":" + std::to_string(line));
 }
 
 std::string nccl_error_text(ncclResult_t result, ncclComm_t comm) {

@@ -1,6 +1,6 @@
 // lib/distributed/gpu_check.hpp — provides: MDDP_CUDA_CHECK(expr) and MDDP_NCCL_CHECK(expr), which
-// turn a failed CUDA runtime or NCCL call into a CommError naming the call, the error text and the
-// call site (only built with the NCCL backend).
+// turn a failed CUDA runtime call into an Error (exit code 1) and a failed NCCL call into a
+// CommError, naming the call, the error text and the call site (only built with the NCCL backend).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,7 +10,7 @@
 
 namespace mnist_ddp::distributed {
 
-/// Throws CommError unless `result` is cudaSuccess.
+/// Throws Error (exit code 1) unless `result` is cudaSuccess.
 void check_cuda(cudaError_t result, const char* expression, const char* file, int line);
 
 /// Throws CommError unless `result` is ncclSuccess. ncclInProgress is not an error here: the

@@ -1,7 +1,6 @@
 // lib/distributed/make_communicator.cpp — the NCCL factory, with or without the backend built in.
 #include "distributed/make_communicator.hpp"
 
-#include <exception>
 #include <string>
 
 #include "common/error.hpp"
@@ -25,34 +24,28 @@ bool nccl_built_in() {
 #endif
 }
 
-std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double timeout_seconds,
-                                                     std::optional<int> device) {
+std::unique_ptr<Communicator> make_nccl_communicator([[maybe_unused]] const World& world,
+                                                     [[maybe_unused]] double timeout_seconds,
+                                                     [[maybe_unused]] std::optional<int> device) {
 #if MNIST_DDP_HAVE_NCCL
   RankCapability mine;
   mine.node = world.node_id();
   mine.host = world.host();
   mine.nccl_host = nccl_host_id();
-  std::string local_error;
-  try {
+  // Agreed first: NcclCommunicator's start-up is collective, and a rank without a device would
+  // never reach it. Two ranks on one GPU: NCCL refuses that ("Duplicate GPU detected"), but
+  // possibly on some ranks only, leaving the others to wait for the timeout.
+  throw_unless_all_succeeded(world.watchdog(), "CUDA device selection", [&] {
     const CudaDevice selected = select_device(
         device ? *device : device_for_local_rank(world.local_rank(), cuda_device_count()));
     mine.gpu = selected.index;
     mine.gpu_text = selected.describe();
     mine.gpu_bus_id = selected.pci_bus_id;
-  } catch (const std::exception& e) {
-    local_error = e.what();
-  }
-  // Agreed first: NcclCommunicator's start-up is collective, and a rank without a device would
-  // never reach it. Two ranks on one GPU: NCCL refuses that ("Duplicate GPU detected"), but
-  // possibly on some ranks only, leaving the others to wait for the timeout.
-  throw_unless_all_succeeded(world.watchdog(), local_error, "CUDA device selection");
+  });
   const std::string shared = shared_gpu_reason(gather_capabilities(world, mine));
   if (!shared.empty()) throw CommError(shared);
   return std::make_unique<NcclCommunicator>(world.watchdog(), mine.gpu, timeout_seconds);
 #else
-  (void)world;
-  (void)timeout_seconds;
-  (void)device;
   throw CommError(
       "this build has no NCCL backend (configured with MNIST_DDP_NCCL=OFF or without the CUDA "
       "toolkit)");

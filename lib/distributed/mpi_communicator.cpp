@@ -28,9 +28,7 @@ MPI_Datatype mpi_type_of(const at::Tensor& tensor) {
     case at::kByte:
       return MPI_UINT8_T;
     default:
-      throw CommError(std::string("MPI collectives support float, double, int32, int64 and "
-                                  "uint8 tensors, not ") +
-                      c10::toString(tensor.scalar_type()));
+      throw InternalError(std::string("no MPI type for ") + c10::toString(tensor.scalar_type()));
   }
 }
 
@@ -116,13 +114,9 @@ class MpiPendingCollective final : public PendingCollective {
 
 /// The element count as MPI's int, after checking that MPI can address the tensor directly.
 int checked_count(const at::Tensor& tensor, const char* collective) {
-  if (!tensor.device().is_cpu() || !tensor.is_contiguous()) {
-    throw CommError(std::string(collective) + " over MPI needs a contiguous CPU tensor");
-  }
-  if (tensor.numel() > INT_MAX) {
-    throw CommError(std::string(collective) + ": tensor of " + std::to_string(tensor.numel()) +
-                    " elements exceeds MPI's int count");
-  }
+  MDDP_INTERNAL_ASSERT(tensor.device().is_cpu() && tensor.is_contiguous(),
+                       std::string(collective) + " over MPI needs a contiguous CPU tensor");
+  MDDP_INTERNAL_ASSERT(tensor.numel() <= INT_MAX, std::string(collective) + ": over INT_MAX");
   return static_cast<int>(tensor.numel());
 }
 
@@ -147,17 +141,11 @@ Reduction reduction_for(const at::Tensor& tensor, ReduceOp op, const char* colle
   Reduction reduction;
   reduction.count = checked_count(tensor, collective);
   const at::ScalarType dtype = tensor.scalar_type();
-  if (dtype == at::kByte) {
-    throw CommError("all_reduce of uint8 tensors would overflow; reduce a wider type");
-  }
-  if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
-    throw CommError("all_reduce average needs a floating-point tensor, not " +
-                    std::string(c10::toString(dtype)));
-  }
+  MDDP_INTERNAL_ASSERT(dtype != at::kByte, "all_reduce of uint8 tensors would overflow");
+  MDDP_INTERNAL_ASSERT(op != ReduceOp::kAverage || tensor.is_floating_point(),
+                       "all_reduce average of integers");
   if (dtype == at::kBFloat16 || dtype == at::kHalf) {
-    if (op != ReduceOp::kSum) {
-      throw CommError("16-bit all_reduce supports the sum only; average in float after it");
-    }
+    MDDP_INTERNAL_ASSERT(op == ReduceOp::kSum, "16-bit all_reduce supports the sum only");
     const SixteenBitSum sum = sixteen_bit_sum(dtype);
     reduction.type = sum.type;
     reduction.op = sum.op;

@@ -11,11 +11,14 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#if MNIST_DDP_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/gpu_check.hpp"
+#include "distributed/gpu_libraries.hpp"
 #include "distributed/keep_until_exit.hpp"
 #include "distributed/mpi_check.hpp"
 #include "distributed/poll_wait.hpp"
@@ -62,10 +65,8 @@ ncclDataType_t nccl_type_of(const at::Tensor& tensor, const char* collective) {
     case at::kHalf:
       return ncclFloat16;
     default:
-      throw CommError(std::string(collective) +
-                      " over NCCL supports float, double, int32, int64, bfloat16 and float16 "
-                      "tensors, not " +
-                      c10::toString(tensor.scalar_type()));
+      throw InternalError(std::string(collective) + ": no NCCL type for " +
+                          c10::toString(tensor.scalar_type()));
   }
 }
 
@@ -78,7 +79,7 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
     case ReduceOp::kMax:
       return ncclMax;
   }
-  throw CommError("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
+  throw InternalError("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
 }
 
 std::string describe(const at::Tensor& tensor) {
@@ -124,9 +125,8 @@ class NcclCommunicator::Pending final : public PendingCollective {
   std::string what_;
 };
 
-NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_seconds,
-                                   cudaStream_t caller_stream)
-    : caller_stream_(caller_stream), device_(device), timeout_seconds_(timeout_seconds) {
+NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_seconds)
+    : device_(device), timeout_seconds_(timeout_seconds) {
   MDDP_MPI_CHECK(MPI_Comm_rank(mpi.comm(), &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(mpi.comm(), &size_));
   try {
@@ -134,8 +134,7 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
     // others waiting in the broadcast or in NCCL's initialisation. The id is kept on the heap
     // for the broadcast (MpiWatchdog::wait).
     const auto id = std::make_shared<ncclUniqueId>();
-    std::string local_error;
-    try {
+    throw_unless_all_succeeded(mpi, "NCCL set-up on device " + std::to_string(device_), [&] {
       nccl();  // loaded on every rank before the agreement: it may be missing on some
       MDDP_CUDA_CHECK(cuda_runtime().cudaSetDevice(device_));
       // Non-blocking: the caller's stream (often the legacy default stream) must not serialise
@@ -146,11 +145,7 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
       MDDP_CUDA_CHECK(cuda_runtime().cudaMalloc(&barrier_buffer_, sizeof(float)));
       MDDP_CUDA_CHECK(cuda_runtime().cudaMemset(barrier_buffer_, 0, sizeof(float)));
       if (rank_ == 0) MDDP_NCCL_CHECK(nccl().ncclGetUniqueId(id.get()));
-    } catch (const std::exception& e) {
-      local_error = e.what();
-    }
-    throw_unless_all_succeeded(mpi, local_error,
-                               "NCCL set-up on device " + std::to_string(device_));
+    });
     // Collective, as the broadcast is: every rank has agreed to get here.
     PeerFailureWatch peers(mpi.comm());
     MPI_Request broadcast = MPI_REQUEST_NULL;
@@ -265,30 +260,31 @@ void NcclCommunicator::settle(ncclResult_t result, const std::string& what,
   fail(what, reason);
 }
 
-void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collective) const {
-  if (failed_) {
-    throw CommError(std::string(collective) + " on rank " + std::to_string(rank_) +
-                    ": the NCCL communicator was aborted by an earlier error");
-  }
-  if (!tensor.defined()) throw CommError(std::string(collective) + " over NCCL: undefined tensor");
-  if (!tensor.is_cuda()) {
-    throw CommError(std::string(collective) + " over NCCL needs a CUDA tensor, got one on " +
-                    tensor.device().str());
-  }
-  if (tensor.device().index() != device_) {
-    throw CommError(std::string(collective) + " over NCCL on rank " + std::to_string(rank_) +
-                    ": tensor is on " + tensor.device().str() +
-                    ", the communicator on cuda:" + std::to_string(device_));
-  }
-  if (!tensor.is_contiguous()) {
-    throw CommError(std::string(collective) +
-                    " over NCCL needs a contiguous tensor (call .contiguous() first)");
-  }
+void NcclCommunicator::check_tensor(const at::Tensor& tensor, const char* collective) {
+  if (failed_) fail(collective, "the communicator was aborted by an earlier error");
+  MDDP_INTERNAL_ASSERT(tensor.defined() && tensor.is_cuda() && tensor.device().index() == device_ &&
+                           tensor.is_contiguous(),
+                       std::string(collective) + " over NCCL needs a contiguous tensor on cuda:" +
+                           std::to_string(device_));
+}
+
+cudaStream_t NcclCommunicator::caller_stream() const {
+#if MNIST_DDP_TORCH_CUDA
+  return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_)).stream();
+#else
+  return nullptr;  // a LibTorch without CUDA runs nothing on a stream of its own
+#endif
+}
+
+bool NcclCommunicator::capturing() const {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamIsCapturing(caller_stream(), &status));
+  return status != cudaStreamCaptureStatusNone;
 }
 
 NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
                                                     const std::function<ncclResult_t()>& call) {
-  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(caller_ready_, caller_stream_));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(caller_ready_, caller_stream()));
   MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(stream_, caller_ready_, 0));
   Started started;
   started.what = what + " (collective #" + std::to_string(++started_) + ")";
@@ -301,15 +297,15 @@ NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
 
 bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  if (capturing_) return false;  // Note [Collectives in a captured step]
+  if (capturing()) return false;  // Note [Collectives in a captured step]
   const cudaError_t query = cuda_runtime().cudaEventQuery(done);
   if (query == cudaSuccess) {
-    MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, done, 0));
+    MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream(), done, 0));
     return true;
   }
   if (query != cudaErrorNotReady) {
-    cuda_runtime().cudaGetLastError();
-    fail(what, std::string("cudaEventQuery: ") + cuda_runtime().cudaGetErrorString(query));
+    abort_comm();
+    MDDP_CUDA_CHECK(query);  // the device's error, not communication's
   }
   const ncclResult_t state = nccl_async_state(comm_, nccl_mutex_);
   if (state != ncclSuccess && state != ncclInProgress) fail(what, nccl_error_text(state, comm_));
@@ -325,29 +321,21 @@ void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
 void NcclCommunicator::hand_over(cudaEvent_t done, std::string what) {
   Event owned(done);  // released to the watchdog once the stream wait is in place
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream_, owned.get(), 0));
-  if (capturing_) {  // Note [Collectives in a captured step]
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream(), owned.get(), 0));
+  if (capturing()) {  // Note [Collectives in a captured step]
     captured_events_.push_back(owned.release());
     return;
   }
   watchdog_->watch(owned.release(), std::move(what));
 }
 
-void NcclCommunicator::begin_capture() {
-  if (failed_) fail("capture", "the communicator was aborted by an earlier error");
-  capturing_ = true;
-}
-
-void NcclCommunicator::end_capture() {
-  capturing_ = false;
-  for (cudaEvent_t event : captured_events_) cuda_runtime().cudaEventDestroy(event);
-  captured_events_.clear();
-}
-
 void NcclCommunicator::watch_caller_stream(const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
+  // The capture that recorded them is over.
+  for (cudaEvent_t event : captured_events_) cuda_runtime().cudaEventDestroy(event);
+  captured_events_.clear();
   Event done = new_event();
-  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream_));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream()));
   watchdog_->watch(done.release(), what);
 }
 
@@ -365,10 +353,8 @@ NcclCommunicator::Started NcclCommunicator::start_all_reduce(at::Tensor& tensor,
                                                              const char* collective) {
   check_tensor(tensor, collective);
   const ncclDataType_t type = nccl_type_of(tensor, collective);
-  if (op == ReduceOp::kAverage && !tensor.is_floating_point()) {
-    throw CommError(std::string(collective) + " average needs a floating-point tensor, not " +
-                    c10::toString(tensor.scalar_type()));
-  }
+  MDDP_INTERNAL_ASSERT(op != ReduceOp::kAverage || tensor.is_floating_point(),
+                       std::string(collective) + " average of integers");
   return enqueue(std::string(collective) + " of " + describe(tensor), [&] {
     return nccl().ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(),
                                 static_cast<size_t>(tensor.numel()), type, nccl_op_of(op), comm_,
@@ -393,10 +379,7 @@ std::unique_ptr<PendingCollective> NcclCommunicator::all_reduce_async(at::Tensor
 
 void NcclCommunicator::broadcast(at::Tensor& tensor, int root) {
   check_tensor(tensor, "broadcast");
-  if (root < 0 || root >= size_) {
-    throw CommError("broadcast root " + std::to_string(root) + " is not a rank of " +
-                    std::to_string(size_));
-  }
+  MDDP_INTERNAL_ASSERT(root >= 0 && root < size_, "broadcast root " + std::to_string(root));
   // Bytes, so that every dtype travels.
   finish(enqueue("broadcast of " + describe(tensor) + " from rank " + std::to_string(root), [&] {
     return nccl().ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.nbytes(), ncclUint8,

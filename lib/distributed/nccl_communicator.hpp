@@ -26,11 +26,10 @@ namespace mnist_ddp::distributed {
 // collective an event recorded on the caller's stream makes the NCCL stream wait for the work
 // that produced the tensor; when the collective is waited for (or tested done), the caller's
 // stream waits for the collective's event, so the work that reads the result comes after it. The
-// caller's stream is the one given at construction, or later to set_caller_stream; the default,
-// nullptr, is CUDA's legacy default stream, which LibTorch uses unless a stream guard says
-// otherwise. A caller that runs its kernels on another stream must say so: a training whose steps
-// are captured runs on a side stream (TrainingStream, lib/train/graphed_step.hpp), and so do the
-// gradient hooks that start the bucket allreduces.
+// caller's stream is LibTorch's current stream on the communicator's device, read at each call as
+// PyTorch's ProcessGroupNCCL does: CUDA's legacy default stream unless a stream guard says
+// otherwise (a captured training's side stream, TrainingStream in lib/train/graphed_step.hpp);
+// the gradient hooks that start the bucket allreduces run on the stream autograd gives them.
 
 // Note [One thread in NCCL at a time]. NCCL lets one thread at a time call into a communicator,
 // but two reach ours: the thread that trains (the main thread, or LibTorch's autograd thread
@@ -50,11 +49,11 @@ namespace mnist_ddp::distributed {
 // during the capture as usual, they join it through the caller's stream (the events of Note
 // [NCCL stream ordering] become the graph's edges), and every replay runs them again. Events
 // recorded inside a capture belong to it: querying one is an error, and its end on the host
-// means nothing for later replays. So between begin_capture and end_capture a collective is
-// never tested done, waiting for it only orders the caller's stream after it, and nothing goes
-// to the watchdog; after each replay, watch_caller_stream gives the watchdog an event recorded
-// behind the replay, whose end is the end of the replay's collectives, so a peer that stalls
-// in a replayed step still ends the job within the timeout.
+// means nothing for later replays. So while the caller's stream is capturing (asked at each call)
+// a collective is never tested done, waiting for it only orders the caller's stream after it, and
+// nothing goes to the watchdog; after each replay, watch_caller_stream gives the watchdog an event
+// recorded behind the replay, whose end is the end of the replay's collectives, so a peer that
+// stalls in a replayed step still ends the job within the timeout.
 
 /// Communicator over NCCL: one rank per GPU, every rank on the device it selected beforehand.
 class NcclCommunicator final : public Communicator {
@@ -66,8 +65,7 @@ class NcclCommunicator final : public Communicator {
   /// and throw CommError, as does an asynchronous NCCL error. Initialisation that fails on one
   /// rank ends it on every rank within moments (Note [Set-up failure is agreed while polling]).
   NcclCommunicator(MpiWatchdog& mpi, int device,
-                   double timeout_seconds = std::numeric_limits<double>::infinity(),
-                   cudaStream_t caller_stream = nullptr);
+                   double timeout_seconds = std::numeric_limits<double>::infinity());
   /// Finalizes and destroys the NCCL communicator, or aborts it when it failed, when waiting
   /// would pass the timeout, or when an exception is on its way: never hangs.
   ~NcclCommunicator() override;
@@ -90,14 +88,9 @@ class NcclCommunicator final : public Communicator {
   /// A one-element allreduce, waited for.
   void barrier() override;
 
-  /// The stream the caller's work runs on from now on (Note [NCCL stream ordering]).
-  void set_caller_stream(cudaStream_t stream) override { caller_stream_ = stream; }
-  /// The caller's stream is being captured into a CUDA graph until end_capture (Note
-  /// [Collectives in a captured step]).
-  void begin_capture() override;
-  void end_capture() override;
-  /// Has the watchdog watch an event recorded now on the caller's stream, named `what`.
-  void watch_caller_stream(const std::string& what) override;
+  /// Has the watchdog watch an event recorded now on the caller's stream, named `what`: a replay
+  /// of a captured step (Note [Collectives in a captured step]).
+  void watch_caller_stream(const std::string& what);
 
  private:
   /// An allreduce in flight (what all_reduce_async returns); reaches the waits below.
@@ -108,6 +101,10 @@ class NcclCommunicator final : public Communicator {
     cudaEvent_t done = nullptr;
     std::string what;
   };
+  /// LibTorch's current stream on device_ (Note [NCCL stream ordering]).
+  cudaStream_t caller_stream() const;
+  /// Whether the caller's stream is being captured (Note [Collectives in a captured step]).
+  bool capturing() const;
   /// Enqueues `call` (an NCCL collective on stream_) after the caller's work so far (Note [NCCL
   /// stream ordering]), names it "<what> (collective #N)" and records the event that ends it.
   Started enqueue(const std::string& what, const std::function<ncclResult_t()>& call);
@@ -124,8 +121,9 @@ class NcclCommunicator final : public Communicator {
   /// Orders the caller's stream after `done` without waiting on the host, and hands the event
   /// (with its ownership) to the watchdog (Note [NCCL watchdog]).
   void hand_over(cudaEvent_t done, std::string what);
-  /// Throws CommError unless `tensor` is a contiguous CUDA tensor on this rank's device.
-  void check_tensor(const at::Tensor& tensor, const char* collective) const;
+  /// Throws CommError once the communicator failed; InternalError unless `tensor` is a contiguous
+  /// CUDA tensor on this rank's device.
+  void check_tensor(const at::Tensor& tensor, const char* collective);
   /// Settles the result of an NCCL call on the non-blocking communicator: polls while it is
   /// ncclInProgress; aborts and throws on an error. With `peers` (during set-up), announces this
   /// rank's failure to them, and gives up on a failure they announce (Note [Set-up failure is
@@ -145,8 +143,7 @@ class NcclCommunicator final : public Communicator {
   void release(bool abort) noexcept;
 
   ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;  // the communicator's own stream
-  cudaStream_t caller_stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;           // the communicator's own stream
   cudaEvent_t caller_ready_ = nullptr;      // re-recorded on the caller's stream per collective
   void* barrier_buffer_ = nullptr;          // one float on the device, for barrier()
   std::mutex nccl_mutex_;                   // Note [One thread in NCCL at a time]
@@ -157,8 +154,7 @@ class NcclCommunicator final : public Communicator {
   double timeout_seconds_;
   std::int64_t started_ = 0;  // collectives started, for error messages
   bool failed_ = false;       // aborted after an error: nothing may be enqueued any more
-  bool capturing_ = false;    // between begin_capture and end_capture
-  std::vector<cudaEvent_t> captured_events_;  // waited for in the capture; released at its end
+  std::vector<cudaEvent_t> captured_events_;  // waited for in a capture; released at a replay
 };
 
 }  // namespace mnist_ddp::distributed

@@ -6,8 +6,8 @@
 #include <cstdlib>
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
 #include "distributed/gpu_check.hpp"
+#include "distributed/gpu_libraries.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -71,7 +71,8 @@ void NcclWatchdog::run() noexcept {
       }
       if (query != cudaErrorNotReady) {
         give_up(oldest.what,
-                std::string("cudaEventQuery: ") + cuda_runtime().cudaGetErrorString(query));
+                std::string("cudaEventQuery: ") + cuda_runtime().cudaGetErrorString(query),
+                ExitCode::kFailure);
       }
       const double waited = seconds_since(oldest.since);
       if (waited > timeout_seconds_) give_up(oldest.what, nccl_stall_reason(waited));
@@ -85,7 +86,8 @@ void NcclWatchdog::run() noexcept {
   }
 }
 
-void NcclWatchdog::give_up(const std::string& what, const std::string& reason) noexcept {
+void NcclWatchdog::give_up(const std::string& what, const std::string& reason,
+                           ExitCode code) noexcept {
   std::fprintf(stderr,
                "mnist_ddp: error: [rank %d] NCCL %s on rank %d (device %d): %s; the NCCL "
                "communicator was aborted\n",
@@ -95,7 +97,7 @@ void NcclWatchdog::give_up(const std::string& what, const std::string& reason) n
   // communicator (Note [One thread in NCCL at a time]).
   nccl_mutex_.lock();
   nccl().ncclCommAbort(comm_);
-  std::_Exit(static_cast<int>(ExitCode::kComm));
+  std::_Exit(static_cast<int>(code));
 }
 
 }  // namespace mnist_ddp::distributed

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "common/error.hpp"
 #include "distributed/poll_wait.hpp"
 
 namespace mnist_ddp::distributed {
@@ -52,9 +53,10 @@ class NcclWatchdog {
     PollClock::time_point since;
   };
   void run() noexcept;
-  /// Prints the failure, aborts the communicator and ends the process (exit code 5), holding
-  /// nccl_mutex_ to the end.
-  [[noreturn]] void give_up(const std::string& what, const std::string& reason) noexcept;
+  /// Prints the failure, aborts the communicator and ends the process with `code` (a device's
+  /// error: 1), holding nccl_mutex_ to the end.
+  [[noreturn]] void give_up(const std::string& what, const std::string& reason,
+                            ExitCode code = ExitCode::kComm) noexcept;
 
   ncclComm_t comm_;
   std::mutex& nccl_mutex_;  // the communicator's: taken for every NCCL call

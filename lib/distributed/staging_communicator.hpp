@@ -31,11 +31,8 @@ class StagingCommunicator final : public Communicator {
   void broadcast(at::Tensor& tensor, int root) override;
   at::Tensor all_gather(const at::Tensor& tensor) override;
   void barrier() override { inner_->barrier(); }
-  // The transport orders its work after the caller's stream: these are the transport's.
-  void set_caller_stream(CUstream_st* stream) override { inner_->set_caller_stream(stream); }
-  void begin_capture() override { inner_->begin_capture(); }
-  void end_capture() override { inner_->end_capture(); }
-  void watch_caller_stream(const std::string& what) override { inner_->watch_caller_stream(what); }
+  /// The communicator tensors are staged for.
+  Communicator& transport() { return *inner_; }
 
  private:
   bool on_transport(const at::Tensor& tensor) const { return tensor.device() == transport_; }

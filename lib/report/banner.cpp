@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "common/versions.hpp"
 #include "config/describe_config.hpp"
+#include "report/versions.hpp"
 
 namespace mnist_ddp::report {
 

@@ -15,6 +15,10 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "common/error.hpp"
+#if MNIST_DDP_HAVE_NCCL
+#include "distributed/nccl_communicator.hpp"
+#include "distributed/staging_communicator.hpp"
+#endif
 #endif
 
 namespace mnist_ddp::train {
@@ -35,8 +39,8 @@ namespace mnist_ddp::train {
 // - dropout's random numbers: LibTorch's CUDA generator advances its offset per replay.
 // The gradient buckets, parameters and optimizer state keep their memory from step to step, so
 // the capture's addresses stay right; the step's temporaries live in the graph's own memory
-// pool. The bucket allreduces are captured with the step: the communicator is told where the
-// capture begins and ends, whatever wraps it (Note [Collectives in a captured step] in
+// pool. The bucket allreduces are captured with the step: the NCCL communicator sees the capture
+// on the stream and is told of each replay (Note [Collectives in a captured step] in
 // nccl_communicator.hpp); collectives staged through host memory cannot be captured, so
 // plan_cuda_graph keeps MPI runs eager. Everything runs on one side stream (Note [One stream for
 // a captured training]). A few eager warm-up steps come first, so that lazily created state
@@ -80,20 +84,30 @@ void order(const at::cuda::CUDAStream& before, const at::cuda::CUDAStream& after
   done.block(after);
 }
 
+/// What each replay tells `comm` if it is NCCL, staged or not: watch the replay's end (Note
+/// [Collectives in a captured step]). Nothing for MPI, whose collectives no capture holds.
+std::function<void()> replay_watch([[maybe_unused]] distributed::Communicator& comm) {
+#if MNIST_DDP_HAVE_NCCL
+  auto* staged = dynamic_cast<distributed::StagingCommunicator*>(&comm);
+  if (auto* nccl =
+          dynamic_cast<distributed::NcclCommunicator*>(staged ? &staged->transport() : &comm)) {
+    return [nccl] { nccl->watch_caller_stream("replay of the captured training step"); };
+  }
+#endif
+  return [] {};
+}
+
 }  // namespace
 
 struct TrainingStream::Switch {
-  Switch(c10::DeviceIndex device, distributed::Communicator& comm)
-      : comm(comm),
-        previous(at::cuda::getCurrentCUDAStream(device)),
+  explicit Switch(c10::DeviceIndex device)
+      : previous(at::cuda::getCurrentCUDAStream(device)),
         side(at::cuda::getStreamFromPool(/*isHighPriority=*/false, device)) {
     order(previous, side);
     at::cuda::setCurrentCUDAStream(side);
-    comm.set_caller_stream(side.stream());
   }
 
   ~Switch() {
-    comm.set_caller_stream(previous.stream());
     at::cuda::setCurrentCUDAStream(previous);
     try {
       order(side, previous);
@@ -103,19 +117,17 @@ struct TrainingStream::Switch {
     }
   }
 
-  distributed::Communicator& comm;
   at::cuda::CUDAStream previous;  // current before, and again after
   at::cuda::CUDAStream side;
 };
 
-TrainingStream::TrainingStream(c10::Device device, distributed::Communicator& comm,
-                               bool captured_steps)
-    : switch_(captured_steps && device.is_cuda()
-                  ? std::make_unique<Switch>(device_index(device), comm)
-                  : nullptr) {}
+TrainingStream::TrainingStream(c10::Device device, bool captured_steps)
+    : switch_(captured_steps && device.is_cuda() ? std::make_unique<Switch>(device_index(device))
+                                                 : nullptr) {}
 
 struct GraphedStep::Capture {
-  Capture(c10::DeviceIndex index, distributed::Communicator& comm) : device(index), comm(comm) {
+  Capture(c10::DeviceIndex index, distributed::Communicator& comm)
+      : device(index), watch_replay(replay_watch(comm)) {
     if (at::cuda::getCurrentCUDAStream(device) == at::cuda::getDefaultCUDAStream(device)) {
       throw Error(ExitCode::kFailure,
                   "GraphedStep on cuda:" + std::to_string(device) +
@@ -129,7 +141,6 @@ struct GraphedStep::Capture {
     const at::cuda::CUDAStream stream = at::cuda::getCurrentCUDAStream(device);
     // What the warm-up launched finishes first: a capture may not overlap work it depends on.
     c10::cuda::device_synchronize();
-    comm.begin_capture();
     try {
       graph.emplace();
       graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
@@ -143,10 +154,8 @@ struct GraphedStep::Capture {
       graph->capture_end();
     } catch (...) {
       graph.reset();
-      comm.end_capture();
       rethrow_capture_failure();
     }
-    comm.end_capture();
   }
 
   /// Rethrows the exception being handled: the program's own errors as they are (they keep their
@@ -203,12 +212,11 @@ struct GraphedStep::Capture {
   void replay() {
     const c10::cuda::CUDAGuard device_guard(device);
     graph->replay();
-    // Note [Collectives in a captured step]: the watchdog watches the replay's end.
-    comm.watch_caller_stream("replay of the captured training step");
+    watch_replay();
   }
 
   c10::DeviceIndex device;
-  distributed::Communicator& comm;
+  std::function<void()> watch_replay;
   std::optional<at::cuda::CUDAGraph> graph;
   std::int64_t nodes = 0;  // of the graph, counted at the end of its capture
 };
@@ -242,7 +250,7 @@ bool cuda_graphs_built() { return false; }
 
 struct TrainingStream::Switch {};
 
-TrainingStream::TrainingStream(c10::Device, distributed::Communicator&, bool) {}
+TrainingStream::TrainingStream(c10::Device, bool) {}
 
 struct GraphedStep::Capture {};
 

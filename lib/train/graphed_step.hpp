@@ -19,14 +19,14 @@ bool cuda_graphs_built();
 
 /// Note [One stream for a captured training] in graphed_step.cpp. While it lives, with
 /// `captured_steps` on a CUDA `device` in a build that captures, this thread's work on `device`
-/// runs on a side stream, ordered after the work launched before, and `comm` orders its
-/// collectives after that stream; at its end the previous stream waits for the side stream's work
-/// and becomes current again. Elsewhere it does nothing. Construct it before anything that
-/// registers gradient hooks (GradientReducer) or makes a tensor the steps use; like a stream
-/// guard, of two the one made last must end first.
+/// runs on a side stream, ordered after the work launched before (the communicator's collectives
+/// too, as they follow the current stream); at its end the previous stream waits for the side
+/// stream's work and becomes current again. Elsewhere it does nothing. Construct it before
+/// anything that registers gradient hooks (GradientReducer) or makes a tensor the steps use; like
+/// a stream guard, of two the one made last must end first.
 class TrainingStream {
  public:
-  TrainingStream(c10::Device device, distributed::Communicator& comm, bool captured_steps);
+  TrainingStream(c10::Device device, bool captured_steps);
   ~TrainingStream();
   TrainingStream(const TrainingStream&) = delete;
   TrainingStream& operator=(const TrainingStream&) = delete;

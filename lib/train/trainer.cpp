@@ -65,7 +65,7 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       model_(model),
       train_set_(train_set),
       test_set_(test_set),
-      stream_(plan.device, comm, graphs.capture),
+      stream_(plan.device, graphs.capture),
       test_batches_(test_set, config.normalize_mean, config.normalize_std),
       sampler_(train_set.size(), comm.size(), comm.rank(), config.seed, /*shuffle=*/true,
                config.drop_last),
@@ -255,12 +255,12 @@ checkpoint::CheckpointContents Trainer::checkpoint() {
                                      *optimizer_, rng_states, cuda_rng_states);
 }
 
-void Trainer::restore(const checkpoint::CheckpointContents& contents) {
+void Trainer::restore(const checkpoint::LoadedCheckpoint& saved) {
   const checkpoint::RestoredRun run =
-      checkpoint::restore_checkpoint(contents, config_, train_set_.size(), model_, *optimizer_);
+      checkpoint::restore_checkpoint(saved, config_, train_set_.size(), model_, *optimizer_);
   // The schedule spans the steps of --epochs, which depend on the world size: another world
   // continues it unchanged only where it has as many steps (with --global-batch-size, usually).
-  const int writers = run.world_size;
+  const int writers = saved.meta.world_size;
   if (config_.lr_schedule != "constant" && total_steps_on(writers) != total_steps()) {
     throw CheckpointError("the checkpoint was written by " + std::to_string(writers) +
                           " ranks, whose --lr-schedule " + config_.lr_schedule + " spans " +
@@ -269,9 +269,9 @@ void Trainer::restore(const checkpoint::CheckpointContents& contents) {
                           std::to_string(total_steps()) +
                           ": resume with as many ranks, or give the run a --global-batch-size");
   }
-  progress_ = run.progress;  // identical on every rank, partial epoch sums included
+  progress_ = saved.meta.progress;  // identical on every rank, partial epoch sums included
   step_.parameters_replaced();
-  if (run.world_size != comm_.size()) {  // another world: fresh dropout streams, still reproducible
+  if (writers != comm_.size()) {  // another world: fresh dropout streams, still reproducible
     torch::manual_seed(dropout_seed(config_.seed, comm_.rank(), progress_.step));
     return;
   }

@@ -40,7 +40,7 @@ class Trainer {
   /// Every rank, with the same contents: continue from a checkpoint. With the world size that
   /// wrote it the run continues bitwise as if never interrupted; with another world size the
   /// epoch's sample order continues where it stopped.
-  void restore(const checkpoint::CheckpointContents& contents);
+  void restore(const checkpoint::LoadedCheckpoint& saved);
 
   const checkpoint::TrainProgress& progress() const { return progress_; }
 

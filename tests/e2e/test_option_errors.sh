@@ -63,5 +63,9 @@ done
 run_mpi 2 --version
 expect_exit 0 "--version"
 expect_once out "LibTorch" "--version printed once"
-grep -q "^BLAS" "$WORK/out" || fail "--version does not name the BLAS"
+# One line per component, in the order the banner gives them too.
+components=$(grep -E '^[A-Za-z_]+ +[^ ]' "$WORK/out" | awk '{printf "%s ", $1}')
+[[ $components == "mnist_ddp LibTorch MPI NCCL CUDA BLAS " ]] ||
+  fail "--version names '$components', not mnist_ddp LibTorch MPI NCCL CUDA BLAS"
+grep -qE '^mnist_ddp  [0-9]+\.[0-9]+\.[0-9]+$' "$WORK/out" || fail "--version: no mnist_ddp X.Y.Z"
 finish

@@ -19,7 +19,7 @@
 #include <ATen/Parallel.h>
 #include <torch/utils.h>
 
-#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpoint_meta.hpp"
 #include "checkpoint/optimizer_state.hpp"
 #include "checkpoint/training_checkpoint.hpp"
 #include "common/error.hpp"
@@ -88,20 +88,20 @@ void require_loaded(const checkpoint::CheckpointContents& contents,
   }
 }
 
-/// Restores `contents` into a fresh run of `config`; on success, the run must be able to go on.
-void restore_run(const checkpoint::CheckpointContents& contents,
+/// Restores `loaded` into a fresh run of `config`; on success, the run must be able to go on.
+void restore_run(const checkpoint::LoadedCheckpoint& loaded,
                  const mnist_ddp::config::TrainConfig& config) {
   torch::manual_seed(0);  // the same initial model for every input
   const std::shared_ptr<mnist_ddp::model::Classifier> model = mnist_ddp::model::make_linear_net();
   const auto optimizer = mnist_ddp::train::make_optimizer(config, model->parameters());
   expect_only<CheckpointError>([&] {
     const checkpoint::RestoredRun run =
-        checkpoint::restore_checkpoint(contents, config, kTrainImages, *model, *optimizer);
-    require_loaded(contents, *model, *optimizer);
+        checkpoint::restore_checkpoint(loaded, config, kTrainImages, *model, *optimizer);
+    require_loaded(loaded.contents, *model, *optimizer);
     // What the trainer does next: hand this rank's RNG state to the CPU generator (any rank's,
     // when the world size is unchanged), then train. Any exception here escapes as a finding.
     at::Generator generator = at::detail::createCPUGenerator();
-    for (std::int64_t rank = 0; rank < run.world_size; ++rank) {
+    for (std::int64_t rank = 0; rank < loaded.meta.world_size; ++rank) {
       generator.set_state(checkpoint::generator_state(run.rng_states, rank));
     }
     optimizer->zero_grad();
@@ -110,11 +110,11 @@ void restore_run(const checkpoint::CheckpointContents& contents,
   });
 }
 
-void restore_model_only(const checkpoint::CheckpointContents& contents) {
+void restore_model_only(const checkpoint::LoadedCheckpoint& loaded) {
   const std::shared_ptr<mnist_ddp::model::Classifier> model = mnist_ddp::model::make_linear_net();
   expect_only<CheckpointError>([&] {
-    checkpoint::restore_model(contents, "linear", *model);
-    require_parameters_loaded(contents, *model);
+    checkpoint::restore_model(loaded, "linear", *model);
+    require_parameters_loaded(loaded.contents, *model);
     require_property(model->forward(at::zeros({1, 1, 28, 28})).sizes().equals({1, 10}),
                      "a restored model evaluates");
   });
@@ -135,14 +135,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       bytes[bytes.size() - kTrailer + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
     }
   }
-  checkpoint::CheckpointContents contents;
+  checkpoint::LoadedCheckpoint loaded;
   try {
-    contents = checkpoint::decode_checkpoint(bytes, "fuzz input");
+    loaded = checkpoint::decode_training_checkpoint(bytes, "fuzz input");
   } catch (const CheckpointError&) {
-    return 0;  // fuzz_checkpoint_file's ground; nothing to restore
+    return 0;  // fuzz_checkpoint_file's ground, or a header the resume refuses before restoring
   }
-  restore_run(contents, run_config("sgd"));
-  restore_run(contents, run_config("adam"));
-  restore_model_only(contents);
+  restore_run(loaded, run_config("sgd"));
+  restore_run(loaded, run_config("adam"));
+  restore_model_only(loaded);
   return 0;
 }

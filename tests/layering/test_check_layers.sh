@@ -2,7 +2,7 @@
 # tests/layering/test_check_layers.sh — the layering check passes on lib/ as it is, and fails,
 # naming the file and the include, on copies of lib/ with a planted violation of each kind: an
 # include from a higher layer, one between folders of the same layer, two folders that include
-# each other, and a folder in no layer.
+# each other, a transport's header (MPI, NCCL, CUDA) in common/, and a folder in no layer.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_layers.py
@@ -45,6 +45,18 @@ expect_violation "same layer" \
 expect_violation "folders that include each other" \
   'lib/ddp/gradient_reducer.hpp:1: includes "train/trainer.hpp", from train/, a higher layer' \
   ddp/gradient_reducer.hpp:train/trainer.hpp train/trainer.cpp:ddp/model_replicas.hpp
+rm -rf "${WORK:?}/lib" && cp -r "$ROOT/lib" "$WORK/lib" && sed -i '1i #include <nccl.h>' \
+  "$WORK/lib/common/log.cpp"
+status=0
+python3 "$CHECK" "$WORK/lib" >"$WORK/out" 2>&1 || status=$?
+if [[ $status -eq 1 ]] &&
+  grep -qF "lib/common/log.cpp:1: includes <nccl.h>, a transport's header, in common/" "$WORK/out"
+then
+  pass "a transport's header in common/: exit 1"
+else
+  fail "a transport's header in common/: exit $status"
+  cat "$WORK/out" >&2
+fi
 rm -rf "${WORK:?}/lib" && cp -r "$ROOT/lib" "$WORK/lib" && mkdir "$WORK/lib/extras"
 status=0
 python3 "$CHECK" "$WORK/lib" >"$WORK/out" 2>&1 || status=$?

@@ -1,6 +1,8 @@
 // tests/mpi/test_agreed_failure.cpp — a failure on one rank ends every rank with its exit code.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "common/error.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "support/mpi_test_world.hpp"
@@ -44,6 +46,28 @@ TEST_CASE("an exception of another type counts as exit code 1") {
   CHECK(agreed_code([&] {
           if (world.rank() == 0) throw std::runtime_error("rank 0: unexpected");
         }) == 1);
+}
+
+TEST_CASE("throw_unless_all_succeeded: the failed rank keeps its error, the others its exit code") {
+  const World& world = testing::test_world();
+  const int last = world.size() - 1;
+  int steps = 0;
+  try {
+    throw_unless_all_succeeded(world.watchdog(), "a set-up step", [&] {
+      ++steps;
+      if (world.rank() == last) throw Error(ExitCode::kFailure, "cudaMalloc failed");
+    });
+    FAIL("a failed step was not agreed on");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK((e.code() == ExitCode::kFailure));
+    CHECK(message == (world.rank() == last ? "cudaMalloc failed"
+                                           : "a set-up step failed on rank " +
+                                                 std::to_string(last) + " (its error says why)"));
+  }
+  CHECK(steps == 1);
+  throw_unless_all_succeeded(world.watchdog(), "a step that succeeds", [] {});
 }
 
 }  // namespace

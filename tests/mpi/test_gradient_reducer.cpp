@@ -2,7 +2,8 @@
 // buckets equal one bucket, K micro-batches equal one batch of K*B, compressed gradients stay
 // close, a stop request on one rank stops every rank at the same step, buckets launch in bucket
 // order, ranks whose forward skips parameters still agree, float16 gradients near its limit
-// survive, and a world of one rank can communicate as N ranks do.
+// survive, a world of one rank can communicate as N ranks do, and the bucket cap counts the type
+// gradients travel in.
 #include <doctest/doctest.h>
 
 #include <mpi.h>
@@ -176,6 +177,20 @@ at::Tensor concatenated(const std::vector<at::Tensor>& tensors,
                                         : at::zeros({shapes_of[i].numel()}));
   }
   return at::cat(flat);
+}
+
+TEST_CASE("the bucket cap counts gradients in the type they travel in") {
+  RecordingCommunicator comm(/*size=*/2);
+  // Three parameters of 256 elements: 1 KiB each in float32, 512 bytes in 16 bits.
+  const std::vector<at::Tensor> parameters = leaves(3, /*numel=*/256);
+  const double two_kib = 2048.0 / (1024 * 1024);
+  const auto buckets = [&](at::ScalarType wire) {
+    return GradientReducer(comm, parameters, two_kib, wire, /*communicate_alone=*/false)
+        .bucket_count();
+  };
+  CHECK(buckets(at::kFloat) == 2);  // two parameters fill the first bucket
+  CHECK(buckets(at::kBFloat16) == 1);
+  CHECK(buckets(at::kHalf) == 1);
 }
 
 TEST_CASE("buckets launch in bucket order whatever order autograd completes them in") {

@@ -226,7 +226,7 @@ TEST_CASE("a stop asked for on one rank ends graphed and eager runs at the same 
 TEST_CASE("a replayed step draws fresh dropout masks on every replay" *
           doctest::test_suite("gpu")) {
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
-  const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
+  const TrainingStream stream(at::Device(at::kCUDA), /*captured_steps=*/true);
   const at::Tensor ones = at::ones({4096}, at::TensorOptions().device(at::kCUDA));
   const at::Tensor mask = at::zeros_like(ones);
   GraphedStep step([&] { mask.copy_(model::inverted_dropout(ones, 0.5, /*training=*/true)); },
@@ -252,7 +252,7 @@ TEST_CASE("a replayed step gathers each replay's batch as the CPU makes it, bit 
   // copy of the data set (Note [A normalized copy on the GPU]): each replay must read the next
   // batch, with the values of the CPU's one-pass normalization.
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
-  const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
+  const TrainingStream stream(at::Device(at::kCUDA), /*captured_steps=*/true);
   constexpr std::int64_t kBatch = 8;
   const data::Dataset cpu_set = testing::synthetic_dataset(100, /*seed=*/31);
   const data::Dataset cuda_set{cpu_set.images.cuda(), cpu_set.labels.cuda()};
@@ -290,7 +290,7 @@ TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's r
   // optimizer kernels]): captured once, it must read the rate and Adam's step count that
   // prepare() leaves before each replay, and keep a channels-last weight's layout.
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
-  const TrainingStream stream(at::Device(at::kCUDA), alone, /*captured_steps=*/true);
+  const TrainingStream stream(at::Device(at::kCUDA), /*captured_steps=*/true);
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
   for (const char* name : {"sgd", "adam"}) {
     CAPTURE(name);

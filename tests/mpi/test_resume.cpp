@@ -40,12 +40,12 @@ config::TrainConfig resume_config(const std::string& model, const std::string& o
 /// parameters, and when `stop_after` > 0 the checkpoint taken after that many steps instead.
 struct Run {
   at::Tensor parameters;
-  checkpoint::CheckpointContents checkpoint;
+  checkpoint::LoadedCheckpoint checkpoint;
   TrainSummary summary;
 };
 
 Run train_run(config::TrainConfig config, distributed::Communicator& comm,
-              const checkpoint::CheckpointContents* saved, std::int64_t stop_after,
+              const checkpoint::LoadedCheckpoint* saved, std::int64_t stop_after,
               const std::function<void(const at::Tensor&)>& on_batch = nullptr,
               const GraphPlan& graphs = {}) {
   static const data::Dataset train_set = testing::synthetic_dataset(kPaddedTrainSize, /*seed=*/21);
@@ -61,8 +61,8 @@ Run train_run(config::TrainConfig config, distributed::Communicator& comm,
   run.summary = trainer.run(hooks);
   if (stop_after > 0) {
     // Through the file format, as a real resume goes.
-    run.checkpoint =
-        checkpoint::decode_checkpoint(checkpoint::encode_checkpoint(trainer.checkpoint()), "test");
+    run.checkpoint = checkpoint::decode_training_checkpoint(
+        checkpoint::encode_checkpoint(trainer.checkpoint()), "test");
   }
   run.parameters = testing::flat_parameters(*model);
   return run;
@@ -182,12 +182,12 @@ at::Tensor sample_counts(int from, int to, std::int64_t steps) {
   std::string bytes;
   if (MPI_Comm comm = first_ranks(from); comm != MPI_COMM_NULL) {
     distributed::MpiCommunicator before(comm);
-    bytes =
-        checkpoint::encode_checkpoint(train_run(config, before, nullptr, steps, count).checkpoint);
+    bytes = checkpoint::encode_checkpoint(
+        train_run(config, before, nullptr, steps, count).checkpoint.contents);
     MPI_Comm_free(&comm);
   }
-  const checkpoint::CheckpointContents saved =
-      checkpoint::decode_checkpoint(distributed::broadcast_bytes(everyone, bytes), "broadcast");
+  const checkpoint::LoadedCheckpoint saved = checkpoint::decode_training_checkpoint(
+      distributed::broadcast_bytes(everyone, bytes), "broadcast");
 
   if (MPI_Comm comm = first_ranks(to); comm != MPI_COMM_NULL) {
     distributed::MpiCommunicator after(comm);

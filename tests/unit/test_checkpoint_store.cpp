@@ -505,6 +505,10 @@ TEST_SUITE("read_checkpoint") {
     const StoredCheckpoint direct = read_checkpoint(file);
     CHECK(direct.path == file);
     CHECK(direct.bytes == checkpoint_bytes(4));
+    // Decoded as it was read, header and tensors, so a resume need not decode it again.
+    CHECK(direct.meta.progress.step == 4);
+    REQUIRE(direct.contents.tensors.size() == 1);
+    CHECK(direct.contents.tensors[0].second.equal(at::full({3}, 4.0, at::kFloat)));
 
     const StoredCheckpoint through_manifest = read_checkpoint(dir.file("ckpt-step-000000004.json"));
     CHECK(through_manifest.path == file);

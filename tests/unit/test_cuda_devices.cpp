@@ -36,7 +36,16 @@ TEST_CASE("cuda device count answers at once: a count, or the clear no-device er
   CHECK((code == ExitCode::kComm));
   // A second call gives the same answer: the first error left nothing sticky behind.
   CHECK_THROWS_WITH_AS(cuda_device_count(), doctest::Contains("no CUDA device"), CommError);
-  CHECK_THROWS_WITH_AS(select_device(0), doctest::Contains("cudaSetDevice"), CommError);
+  // A device's error, not communication's: exit code 1, naming the call and CUDA's error.
+  try {
+    select_device(0);
+    FAIL("cudaSetDevice succeeded without a device");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK((e.code() == ExitCode::kFailure));
+    CHECK(message.find("cudaSetDevice(index) failed: cudaError") != std::string::npos);
+  }
 }
 
 TEST_CASE("a CUDA device has a name and a PCI bus id" * doctest::test_suite("gpu")) {
@@ -56,8 +65,10 @@ TEST_CASE("device_for_local_rank is the local rank modulo the device count") {
   CHECK(device_for_local_rank(0, 8) == 0);
   CHECK(device_for_local_rank(7, 8) == 7);
   CHECK(device_for_local_rank(9, 8) == 1);
-  CHECK_THROWS_WITH_AS(device_for_local_rank(0, 0), doctest::Contains("got 0 and 0"), CommError);
-  CHECK_THROWS_WITH_AS(device_for_local_rank(-1, 2), doctest::Contains("got -1 and 2"), CommError);
+  CHECK_THROWS_WITH_AS(device_for_local_rank(0, 0),
+                       doctest::Contains("internal error: device_for_local_rank(0, 0) @ "),
+                       InternalError);
+  CHECK_THROWS_WITH_AS(device_for_local_rank(-1, 2), doctest::Contains("(-1, 2)"), InternalError);
 }
 
 TEST_CASE("CudaDevice describes itself for the rank layout") {

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
+#include "distributed/gpu_libraries.hpp"
 
-namespace mnist_ddp {
+namespace mnist_ddp::distributed {
 namespace {
 
 TEST_CASE("the libraries load from the files the build found, with every function") {
@@ -66,4 +66,4 @@ TEST_CASE("a library without the functions is refused, naming the first one miss
 }
 
 }  // namespace
-}  // namespace mnist_ddp
+}  // namespace mnist_ddp::distributed

@@ -35,6 +35,11 @@ std::string checkpoint_error(F&& action) {
   return error_message<CheckpointError>(std::forward<F>(action));
 }
 
+/// `contents` with its header read, as a resume hands it on.
+checkpoint::LoadedCheckpoint loaded(const CheckpointContents& contents) {
+  return {checkpoint::read_checkpoint_meta(contents.meta), contents};
+}
+
 /// `ranks` CPU generator states, as the trainer gathers them: (ranks, state bytes), uint8.
 at::Tensor rng_states(int ranks) {
   std::vector<at::Tensor> rows;
@@ -76,7 +81,7 @@ struct Run {
                                        *model, *optimizer, rng_states(2), cuda_rng_states);
   }
   checkpoint::RestoredRun restore(const CheckpointContents& contents) {
-    return checkpoint::restore_checkpoint(contents, config, /*train_size=*/1000, *model,
+    return checkpoint::restore_checkpoint(loaded(contents), config, /*train_size=*/1000, *model,
                                           *optimizer);
   }
 };
@@ -123,10 +128,11 @@ TEST_CASE("a checkpoint restores into a fresh run of the same shape, bit for bit
   const CheckpointContents contents = writer.checkpoint();
   Run reader;
   const checkpoint::RestoredRun run = reader.restore(contents);
-  CHECK(run.world_size == 2);
-  CHECK(run.progress.step == 5);
-  CHECK(run.progress.position == 640);
-  CHECK(run.progress.loss_sum == 2.5);
+  const checkpoint::CheckpointMeta meta = loaded(contents).meta;
+  CHECK(meta.world_size == 2);
+  CHECK(meta.progress.step == 5);
+  CHECK(meta.progress.position == 640);
+  CHECK(meta.progress.loss_sum == 2.5);
   CHECK(same_bits(run.rng_states, rng_states(2)));
   const auto written = writer.model->named_parameters();
   const auto read = reader.model->named_parameters();
@@ -198,7 +204,7 @@ TEST_CASE("a tensor of the wrong shape or a missing tensor is named") {
           "'model/fc.weight' has shape [10, 5] in the checkpoint, [10, 784] in the model");
     CHECK(checkpoint_error([&] {
             auto model = model::make_model("linear");
-            checkpoint::restore_model(contents, "linear", *model);
+            checkpoint::restore_model(loaded(contents), "linear", *model);
           }) == "'model/fc.weight' has shape [10, 5] in the checkpoint, [10, 784] in the model");
   }
   SUBCASE("missing") {
@@ -234,7 +240,7 @@ TEST_CASE("a tensor that the run does not have is refused, naming it") {
       if (name.rfind("model/", 0) == 0 || name.rfind("buffer/", 0) == 0) {
         CHECK(checkpoint_error([&] {
                 auto model = model::make_model("linear");
-                checkpoint::restore_model(contents, "linear", *model);
+                checkpoint::restore_model(loaded(contents), "linear", *model);
               }) == refusal);
       }
     }
@@ -249,7 +255,7 @@ TEST_CASE("a model tensor of another element type is refused, not converted") {
   CHECK(checkpoint_error([&] { Run().restore(contents); }) == expected);
   CHECK(checkpoint_error([&] {
           auto model = model::make_model("linear");
-          checkpoint::restore_model(contents, "linear", *model);
+          checkpoint::restore_model(loaded(contents), "linear", *model);
         }) == expected);
 }
 
@@ -401,8 +407,9 @@ TEST_CASE("a refused checkpoint leaves model and optimizer as they were") {
   tensor_named(contents, "model/fc.bias") = at::zeros({10}, at::kDouble);
   auto model = model::make_model("linear");
   const at::Tensor weight = model->parameters()[0].detach().clone();
-  CHECK(contains(checkpoint_error([&] { checkpoint::restore_model(contents, "linear", *model); }),
-                 "'model/fc.bias' is float64"));
+  CHECK(contains(
+      checkpoint_error([&] { checkpoint::restore_model(loaded(contents), "linear", *model); }),
+      "'model/fc.bias' is float64"));
   CHECK(same_bits(model->parameters()[0], weight));
 }
 

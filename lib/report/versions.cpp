@@ -1,5 +1,5 @@
-// lib/common/versions.cpp — version strings, read from the libraries actually loaded.
-#include "common/versions.hpp"
+// lib/report/versions.cpp — version strings, read from the libraries actually loaded.
+#include "report/versions.hpp"
 
 #include <array>
 #include <filesystem>
@@ -11,10 +11,10 @@
 
 #if MNIST_DDP_HAVE_NCCL
 #include "common/error.hpp"
-#include "common/gpu_libraries.hpp"
+#include "distributed/gpu_libraries.hpp"
 #endif
 
-namespace mnist_ddp {
+namespace mnist_ddp::report {
 namespace {
 
 std::string mpi_library_version() {
@@ -59,7 +59,7 @@ std::string nccl_version() {
   const std::string built = " (built with " + std::to_string(NCCL_MAJOR) + "." +
                             std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH) + ")";
   try {
-    const NcclLibrary& library = nccl();
+    const distributed::NcclLibrary& library = distributed::nccl();
     int code = 0;
     return (library.ncclGetVersion(&code) == ncclSuccess ? nccl_version_text(code) : "unknown") +
            " from " + library.path + built;
@@ -72,7 +72,7 @@ std::string nccl_version() {
 std::string cuda_version() {
   const std::string built = " (built with " + cuda_version_text(CUDART_VERSION) + ")";
   try {
-    const CudaRuntimeLibrary& cuda = cuda_runtime();
+    const distributed::CudaRuntimeLibrary& cuda = distributed::cuda_runtime();
     int runtime = 0;
     int driver = 0;
     const std::string runtime_text = cuda.cudaRuntimeGetVersion(&runtime) == cudaSuccess
@@ -119,4 +119,4 @@ std::vector<std::pair<std::string, std::string>> component_versions() {
   };
 }
 
-}  // namespace mnist_ddp
+}  // namespace mnist_ddp::report

@@ -1,7 +1,7 @@
-// lib/common/gpu_libraries.hpp — provides: cuda_runtime() and nccl(), the CUDA runtime and NCCL
-// functions the NCCL backend calls, each library loaded with dlopen on first use, so that a build
-// with the backend starts, and trains on the CPU, where neither is installed (only built with the
-// NCCL backend). Note [The NCCL backend loads its libraries].
+// lib/distributed/gpu_libraries.hpp — provides: cuda_runtime() and nccl(), the CUDA runtime and
+// NCCL functions the NCCL backend calls, each library loaded with dlopen on first use, so that a
+// build with the backend starts, and trains on the CPU, where neither is installed (only built with
+// the NCCL backend). Note [The NCCL backend loads its libraries].
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,6 +32,7 @@
   X(cudaSetDevice)                     \
   X(cudaStreamCreateWithFlags)         \
   X(cudaStreamDestroy)                 \
+  X(cudaStreamIsCapturing)             \
   X(cudaStreamWaitEvent)
 #define MDDP_NCCL_FUNCTIONS(X) \
   X(ncclAllGather)             \
@@ -50,7 +51,7 @@
 
 #define MDDP_GPU_FUNCTION_POINTER(name) decltype(&::name) name = nullptr;
 
-namespace mnist_ddp {
+namespace mnist_ddp::distributed {
 
 /// The CUDA runtime, loaded: one pointer per function, typed from the runtime's own header.
 struct CudaRuntimeLibrary {
@@ -82,6 +83,6 @@ NcclLibrary load_nccl(const std::vector<std::string>& candidates);
 const CudaRuntimeLibrary& cuda_runtime();
 const NcclLibrary& nccl();
 
-}  // namespace mnist_ddp
+}  // namespace mnist_ddp::distributed
 
 #undef MDDP_GPU_FUNCTION_POINTER

@@ -1,4 +1,4 @@
-// lib/common/versions.hpp — provides: component_versions, the versions of mnist_ddp and of the
+// lib/report/versions.hpp — provides: component_versions, the versions of mnist_ddp and of the
 // libraries it runs on (LibTorch, MPI, NCCL, CUDA, BLAS), as loaded at run time.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace mnist_ddp {
+namespace mnist_ddp::report {
 
 /// {component, version} pairs in a fixed order, for --version and the start banner.
 std::vector<std::pair<std::string, std::string>> component_versions();
@@ -15,4 +15,4 @@ std::vector<std::pair<std::string, std::string>> component_versions();
 /// loaded, and the resolved path of the loaded libblas in any case.
 std::string loaded_blas();
 
-}  // namespace mnist_ddp
+}  // namespace mnist_ddp::report

@@ -1,6 +1,6 @@
-// lib/common/gpu_libraries.cpp — the CUDA runtime and NCCL, opened with dlopen and resolved
+// lib/distributed/gpu_libraries.cpp — the CUDA runtime and NCCL, opened with dlopen and resolved
 // function by function.
-#include "common/gpu_libraries.hpp"
+#include "distributed/gpu_libraries.hpp"
 
 #include <dlfcn.h>
 
@@ -20,7 +20,7 @@
 // already is not loaded twice, as the loader recognises it by its file, or by the soname when the
 // soname is the candidate.
 
-namespace mnist_ddp {
+namespace mnist_ddp::distributed {
 namespace {
 
 // Two steps, so that a function name the headers define as a macro becomes the symbol it stands
@@ -109,4 +109,4 @@ const NcclLibrary& nccl() {
   return library;
 }
 
-}  // namespace mnist_ddp
+}  // namespace mnist_ddp::distributed
