@@ -101,8 +101,8 @@ TEST_CASE("banner: a graphed rank's comm wait share is unknown, its timing names
   ranks[1].phases.forward = 0.25;
   ranks[1].phases.launch = 0.25;
   ranks[1].phases.device = 0.5;
-  const std::vector<distributed::RankPlacement> layout = {{0, "a", 0, "cpu", 1, 1},
-                                                          {1, "b", 0, "cpu", 1, 1}};
+  const std::vector<distributed::RankPlacement> layout = {{0, "a", 0, "cpu", 1, 1, ""},
+                                                          {1, "b", 0, "cpu", 1, 1, ""}};
   const std::vector<std::string> table =
       printed([&](const Log& log) { print_rank_table(log, ranks, layout); });
   REQUIRE(table.size() == 4);
