@@ -16,8 +16,8 @@
 namespace mnist_ddp::distributed {
 
 struct DevicePlan {
-  c10::Device device = c10::Device(c10::kCPU);  // where this process's model and data live
-  std::string backend;                          // "mpi" or "nccl"
+  c10::Device device = c10::Device(c10::kCPU);      // where this process's model and data live
+  config::Backend backend = config::Backend::kMpi;  // kMpi or kNccl
   // --mode dp: every visible GPU, `device` first; one model replica on each. Empty in ddp mode.
   std::vector<c10::Device> replicas;
   std::string device_text;  // for the layout table: "cpu", "cuda:1 (NVIDIA H100, 0000:18:00.0)"

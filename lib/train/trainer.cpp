@@ -40,9 +40,9 @@ std::uint64_t dropout_seed(std::int64_t seed, int rank, std::int64_t step) {
          static_cast<std::uint64_t>(step) * 7919u;
 }
 
-at::ScalarType wire_dtype(const std::string& name) {
-  if (name == "bf16") return at::kBFloat16;
-  if (name == "fp16") return at::kHalf;
+at::ScalarType wire_dtype(config::GradDtype dtype) {
+  if (dtype == config::GradDtype::kBf16) return at::kBFloat16;
+  if (dtype == config::GradDtype::kFp16) return at::kHalf;
   return at::kFloat;
 }
 
@@ -89,10 +89,10 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
   const std::int64_t device_batch = ddp::ModelReplicas::chunk_size(
       std::min<std::int64_t>(config.batch_size, sampler_.num_samples()), devices.size());
   for (const c10::Device& device : devices) {
-    one_time_seconds_ +=
-        pay_one_time_costs(config.model, device, device_batch, config.precision == "bf16");
+    one_time_seconds_ += pay_one_time_costs(config.model, device, device_batch,
+                                            config.precision == config::Precision::kBf16);
   }
-  if (config.mode == "dp") {
+  if (config.mode == config::Mode::kDp) {
     replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
   }
   if (graphs.capture) {
@@ -158,7 +158,8 @@ LogWindow Trainer::reduce_window() {
 }
 
 std::vector<at::Tensor> Trainer::micro_batch_losses(const data::Batch& batch) {
-  const model::AutocastScope autocast(device_.type(), config_.precision == "bf16");
+  const model::AutocastScope autocast(device_.type(),
+                                      config_.precision == config::Precision::kBf16);
   if (replicas_) return replicas_->weighted_losses(batch);
   // Logits in float32 for the loss, whatever precision the forward ran in.
   return {at::cross_entropy_loss(model_.forward(batch.inputs).to(at::kFloat), batch.targets)};
@@ -166,7 +167,7 @@ std::vector<at::Tensor> Trainer::micro_batch_losses(const data::Batch& batch) {
 
 EvalResult Trainer::evaluate_test_set() {
   return evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size,
-                  config_.precision == "bf16");
+                  config_.precision == config::Precision::kBf16);
 }
 
 EvalReport Trainer::evaluate_and_report(const TrainerHooks& hooks, double train_seconds) {
@@ -460,10 +461,11 @@ void Trainer::restore(const checkpoint::CheckpointContents& contents) {
   // The schedule spans the steps of --epochs, which depend on the world size: another world
   // continues it unchanged only where it has as many steps (with --global-batch-size, usually).
   const int writers = checkpoint::read_checkpoint_meta(contents.meta).world_size;
-  if (config_.lr_schedule != "constant" && total_steps_on(writers) != total_steps()) {
+  if (config_.lr_schedule != config::Schedule::kConstant &&
+      total_steps_on(writers) != total_steps()) {
     throw CheckpointError("the checkpoint was written by " + std::to_string(writers) +
-                          " ranks, whose --lr-schedule " + config_.lr_schedule + " spans " +
-                          std::to_string(total_steps_on(writers)) + " steps; on " +
+                          " ranks, whose --lr-schedule " + config::to_string(config_.lr_schedule) +
+                          " spans " + std::to_string(total_steps_on(writers)) + " steps; on " +
                           std::to_string(comm_.size()) + " ranks it would span " +
                           std::to_string(total_steps()) +
                           ": resume with as many ranks, or give the run a --global-batch-size");

@@ -11,7 +11,9 @@
 namespace mnist_ddp::train {
 namespace {
 
-distributed::DevicePlan cuda_plan(const std::string& backend) {
+using config::Backend;
+
+distributed::DevicePlan cuda_plan(Backend backend) {
   distributed::DevicePlan plan;
   plan.device = c10::Device(c10::kCUDA, 0);
   plan.backend = backend;
@@ -21,7 +23,7 @@ distributed::DevicePlan cuda_plan(const std::string& backend) {
 /// auto's reason for running `config` eagerly; "captured" when it captures.
 std::string auto_decision(config::TrainConfig config, const distributed::DevicePlan& plan,
                           int world_size) {
-  config.cuda_graph = "auto";
+  config.cuda_graph = config::CudaGraph::kAuto;
   const GraphPlan graphs = plan_cuda_graph(config, plan, world_size);
   return graphs.capture ? "captured" : graphs.reason;
 }
@@ -29,7 +31,7 @@ std::string auto_decision(config::TrainConfig config, const distributed::DeviceP
 /// on's refusal of `config`; "" when it captures.
 std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan& plan,
                        int world_size) {
-  config.cuda_graph = "on";
+  config.cuda_graph = config::CudaGraph::kOn;
   GraphPlan graphs;
   try {
     graphs = plan_cuda_graph(config, plan, world_size);
@@ -42,8 +44,8 @@ std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan
 
 TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
   config::TrainConfig config;
-  config.cuda_graph = "off";
-  CHECK_FALSE(plan_cuda_graph(config, cuda_plan("nccl"), 8).capture);
+  config.cuda_graph = config::CudaGraph::kOff;
+  CHECK_FALSE(plan_cuda_graph(config, cuda_plan(Backend::kNccl), 8).capture);
   const distributed::DevicePlan cpu{};
   CHECK(auto_decision(config, cpu, 2) == "the run trains on the CPU");
   const std::string refused = on_refusal(config, cpu, 2);
@@ -54,27 +56,28 @@ TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
 TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them cannot be" *
           doctest::skip(!cuda_graphs_built())) {
   const config::TrainConfig plain;
-  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) == "captured");
-  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).empty());
+  CHECK(auto_decision(plain, cuda_plan(Backend::kNccl), 8) == "captured");
+  CHECK(on_refusal(plain, cuda_plan(Backend::kNccl), 8).empty());
   // One rank without --communicate-alone sends nothing: MPI is no obstacle there.
-  CHECK(auto_decision(plain, cuda_plan("mpi"), 1) == "captured");
+  CHECK(auto_decision(plain, cuda_plan(Backend::kMpi), 1) == "captured");
 
   struct Case {
     const char* what;
     config::TrainConfig config;
-    const char* backend;
+    Backend backend;
     const char* reason;
   };
   config::TrainConfig dp = plain, accum = plain, bf16 = plain, alone = plain;
-  dp.mode = "dp";
+  dp.mode = config::Mode::kDp;
   accum.grad_accum = 4;
-  bf16.precision = "bf16";
+  bf16.precision = config::Precision::kBf16;
   alone.communicate_alone = true;
   const Case cases[] = {
-      {"dp", dp, "mpi", "--mode dp copies gradients and parameters between GPUs from the host"},
-      {"grad-accum", accum, "nccl", "--grad-accum splits a step into micro-batches"},
-      {"bf16", bf16, "nccl", "--precision bf16 casts under autocast"},
-      {"mpi", plain, "mpi",
+      {"dp", dp, Backend::kMpi,
+       "--mode dp copies gradients and parameters between GPUs from the host"},
+      {"grad-accum", accum, Backend::kNccl, "--grad-accum splits a step into micro-batches"},
+      {"bf16", bf16, Backend::kNccl, "--precision bf16 casts under autocast"},
+      {"mpi", plain, Backend::kMpi,
        "gradients travel through host memory over MPI, which no CUDA graph can hold"},
   };
   for (const Case& c : cases) {
@@ -82,7 +85,7 @@ TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them can
     CHECK(auto_decision(c.config, cuda_plan(c.backend), 2) == c.reason);
     CHECK(on_refusal(c.config, cuda_plan(c.backend), 2).find(c.reason) != std::string::npos);
   }
-  CHECK(auto_decision(alone, cuda_plan("mpi"), 1) ==
+  CHECK(auto_decision(alone, cuda_plan(Backend::kMpi), 1) ==
         "gradients travel through host memory over MPI, which no CUDA graph can hold");
 }
 
@@ -92,8 +95,8 @@ TEST_CASE("plan_cuda_graph: a build without CUDA graphs runs CUDA steps eagerly,
   const std::string reason =
       "this build cannot capture CUDA graphs (it needs a LibTorch 2.x with CUDA, and "
       "MNIST_DDP_CUDA_GRAPHS not OFF)";
-  CHECK(auto_decision(plain, cuda_plan("nccl"), 8) == reason);
-  CHECK(on_refusal(plain, cuda_plan("nccl"), 8).find(reason) != std::string::npos);
+  CHECK(auto_decision(plain, cuda_plan(Backend::kNccl), 8) == reason);
+  CHECK(on_refusal(plain, cuda_plan(Backend::kNccl), 8).find(reason) != std::string::npos);
 }
 
 }  // namespace
