@@ -15,14 +15,16 @@ constexpr Scope kRank = Scope::kRank;
 constexpr Scope kJob = Scope::kJob;
 constexpr Scope kTraining = Scope::kTraining;
 
-OptionTable make_train_options() {
+}  // namespace
+
+const OptionTable& train_options() {
   using C = TrainConfig;
-  const Check max_batch = at_most(kMaxBatchSize);
-  const Check unit_open = in_unit_interval(/*with_one=*/false);
-  const Check unit_closed = in_unit_interval(/*with_one=*/true);
+  static const Check max_batch = at_most(kMaxBatchSize);
+  static const Check unit_open = in_unit_interval(/*with_one=*/false);
+  static const Check unit_closed = in_unit_interval(/*with_one=*/true);
   // One entry per option: --name, the member it sets, its scope, its checks, its --help text.
   // clang-format off
-  return {
+  static const OptionTable table = {
     {"Data", {
     option("data-dir", &C::data_dir, kRank, {}, "folder with train-images-idx3-ubyte, "
       "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each raw or .gz)"),
@@ -143,12 +145,6 @@ OptionTable make_train_options() {
     }},
   };
   // clang-format on
-}
-
-}  // namespace
-
-const OptionTable& train_options() {
-  static const OptionTable table = make_train_options();
   return table;
 }
 

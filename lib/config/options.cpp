@@ -113,12 +113,9 @@ po::options_description command_line_only() {
   return general;
 }
 
-bool has_prefix(const std::string& variable) {
-  return variable.compare(0, std::char_traits<char>::length(kEnvPrefix), kEnvPrefix) == 0;
-}
-
-/// batch-size for MNIST_DDP_BATCH_SIZE, whose prefix the caller has checked.
+/// batch-size for MNIST_DDP_BATCH_SIZE; "" for a variable without the prefix.
 std::string option_name_of(const std::string& variable) {
+  if (variable.rfind(kEnvPrefix, 0) != 0) return "";
   std::string name = variable.substr(std::char_traits<char>::length(kEnvPrefix));
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
     return c == '_' ? '-' : static_cast<char>(std::tolower(c));
@@ -138,9 +135,8 @@ std::string variable_name_of(const std::string& option) {
 /// Maps MNIST_DDP_BATCH_SIZE to batch-size; other variables, and unknown names, map to nothing.
 std::string environment_name_to_option(const po::options_description& options,
                                        const std::string& variable) {
-  if (!has_prefix(variable)) return "";
   const std::string name = option_name_of(variable);
-  return options.find_nothrow(name, /*approx=*/false) != nullptr ? name : "";
+  return !name.empty() && options.find_nothrow(name, /*approx=*/false) != nullptr ? name : "";
 }
 
 void store_environment(const po::options_description& options, po::variables_map& values) {
@@ -187,11 +183,6 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     }
   }
   return row[b.size()];
-}
-
-bool is_other_variable(const std::string& variable) {
-  return std::find(kOtherVariables.begin(), kOtherVariables.end(), variable) !=
-         kOtherVariables.end();
 }
 
 /// The warning for `variable`, an MNIST_DDP_* name that maps to no option, with the closest one.
@@ -315,7 +306,8 @@ std::vector<std::string> environment_warnings(const OptionTable& options) {
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string text = *entry;
     const std::string variable = text.substr(0, text.find('='));
-    if (has_prefix(variable) && !is_other_variable(variable) &&
+    const bool other = std::count(kOtherVariables.begin(), kOtherVariables.end(), variable) > 0;
+    if (!option_name_of(variable).empty() && !other &&
         environment_name_to_option(training, variable).empty()) {
       warnings.push_back(unknown_variable_warning(variable, training, general));
     }
