@@ -61,7 +61,7 @@ int evaluate_checkpoint(const distributed::World& world, const config::TrainConf
   train::TrainSummary summary;
   summary.steps = saved->meta.progress.step;
   summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size,
-                                 config.precision == "bf16");
+                                 config.precision == config::Precision::kBf16);
   log.line("# eval-only: test_loss %.6f", summary.test.loss);
   return report::print_summary(log, summary, config.min_accuracy, /*wall_seconds=*/0) ? 0 : 1;
 }

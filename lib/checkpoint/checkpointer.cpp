@@ -65,12 +65,12 @@ std::optional<LoadedCheckpoint> Checkpointer::load() {
   // this run may not write into with exit 2.
   distributed::run_agreed(world_, "reading the checkpoint", [&] {
     if (world_.rank() != 0) return;
-    if (config_.resume == "auto") {
+    if (config_.resume.from == config::ResumeFrom::kAuto) {
       stored = store_->newest_intact([](const std::string& warning) {
         std::fprintf(stderr, "mnist_ddp: warning: %s\n", warning.c_str());
       });
-    } else if (config_.resume != "never") {
-      stored = read_checkpoint(config_.resume);
+    } else if (config_.resume.from == config::ResumeFrom::kPath) {
+      stored = read_checkpoint(config_.resume.path);
     }
     if (store_ && !config_.eval_only) {
       run_ = stored ? stored->meta.run : new_run_id();
@@ -78,7 +78,7 @@ std::optional<LoadedCheckpoint> Checkpointer::load() {
                     config_.replace_checkpoints);
     }
   });
-  if (config_.resume == "never") return std::nullopt;
+  if (config_.resume.from == config::ResumeFrom::kNever) return std::nullopt;
   at::Tensor found = at::full({1}, stored ? 1 : 0, at::kLong);
   comm_.broadcast(found, /*root=*/0);
   if (found.item<std::int64_t>() == 0) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -18,42 +19,14 @@
 namespace mnist_ddp::checkpoint {
 namespace {
 
-/// The options that shape training (and the data set size the sample positions refer to): a
-/// checkpoint only continues a run that agrees on all of them. The world size may differ.
-nlohmann::json training_shape(const config::TrainConfig& c, std::int64_t train_size) {
-  nlohmann::json shape = {
-      {"model", c.model},
-      {"optimizer", c.optimizer},
-      {"lr", c.lr},
-      {"momentum", c.momentum},
-      {"weight_decay", c.weight_decay},
-      {"batch_size", c.batch_size},
-      {"global_batch_size", c.global_batch_size},
-      {"seed", c.seed},
-      {"normalize_mean", c.normalize_mean},
-      {"normalize_std", c.normalize_std},
-      {"drop_last", c.drop_last},
-      {"grad_accum", c.grad_accum},
-      {"grad_dtype", c.grad_dtype},
-      {"adam_beta1", c.adam_beta1},
-      {"adam_beta2", c.adam_beta2},
-      {"lr_schedule", c.lr_schedule},
-      {"warmup_steps", c.warmup_steps},
-      // A schedule spans the steps of --epochs; a constant rate lets a run be extended.
-      {"schedule_epochs", c.lr_schedule == "constant" ? 0 : c.epochs},
-      {"train_images", train_size}};
-  // The share of each rank follows from the world size, which may change on resume.
-  if (c.global_batch_size > 0) shape.erase("batch_size");
-  return shape;
-}
-
-/// `saved` with the keys that training_shape gained after checkpoints were first written, set
-/// to the value every run had before: such a checkpoint still resumes a run that uses them so.
+/// `saved` with each option key it lacks set to the default run's value: an option added after
+/// checkpoints were first written defaults to what every run did before it.
 nlohmann::json with_earlier_defaults(nlohmann::json saved) {
-  const nlohmann::json earlier = {{"adam_beta1", 0.9},         {"adam_beta2", 0.999},
-                                  {"lr_schedule", "constant"}, {"warmup_steps", 0},
-                                  {"schedule_epochs", 0},      {"global_batch_size", 0}};
-  for (const auto& [key, value] : earlier.items()) {
+  nlohmann::json defaults = training_shape(config::TrainConfig{}, /*train_size=*/0);
+  // Not options added later: the data set's size, and the batch a global batch leaves out.
+  defaults.erase("train_images");
+  defaults.erase("batch_size");
+  for (const auto& [key, value] : defaults.items()) {
     if (!saved.contains(key)) saved[key] = value;
   }
   return saved;
@@ -163,6 +136,24 @@ at::Tensor checked_cuda_rng_states(const std::map<std::string, at::Tensor>& save
 
 at::Tensor generator_state(const at::Tensor& states, std::int64_t rank) {
   return states[rank].clone();  // Note [A generator state is a tensor of its own]
+}
+
+nlohmann::json training_shape(const config::TrainConfig& config, std::int64_t train_size,
+                              const config::OptionTable& options) {
+  nlohmann::json shape = {{"train_images", train_size}};
+  for (const auto& [title, group] : options) {
+    for (const config::Option& option : group) {
+      if (option.scope != config::Scope::kTraining) continue;
+      std::string key = option.name;
+      std::replace(key.begin(), key.end(), '-', '_');
+      shape[key] = std::visit([](const auto& v) { return nlohmann::json(v); }, option.get(config));
+    }
+  }
+  // A schedule spans the steps of --epochs; a constant rate lets a run be extended.
+  shape["schedule_epochs"] = config.lr_schedule == config::Schedule::kConstant ? 0 : config.epochs;
+  // The share of each rank follows from the world size, which may change on resume.
+  if (config.global_batch_size > 0) shape.erase("batch_size");
+  return shape;
 }
 
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current) {

@@ -10,7 +10,7 @@
 
 #include "checkpoint/checkpoint_file.hpp"
 #include "checkpoint/checkpoint_meta.hpp"
-#include "config/train_config.hpp"
+#include "config/options.hpp"
 #include "model/classifier.hpp"
 
 namespace mnist_ddp::checkpoint {
@@ -44,6 +44,12 @@ RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::Tra
 /// Rank `rank`'s row of `states` (RestoredRun's rng_states or cuda_rng_states) as a tensor of its
 /// own: what Generator::set_state is given (Note [A generator state is a tensor of its own]).
 at::Tensor generator_state(const at::Tensor& states, std::int64_t rank);
+
+/// The options that shape training (the kTraining ones of `options`) and the data set size the
+/// sample positions refer to: a checkpoint only continues a run that agrees on all of them. The
+/// world size may differ.
+nlohmann::json training_shape(const config::TrainConfig& config, std::int64_t train_size,
+                              const config::OptionTable& options = config::train_options());
 
 /// "--model: checkpoint cnn, this run linear; --lr: ..." for every option in which the training
 /// shape `saved` (from a checkpoint) differs from `current`; empty when they agree.

@@ -1,13 +1,94 @@
-// lib/config/options.hpp — provides: parse_command (command line + MNIST_DDP_* environment +
-// --config file, in that order of precedence), help_text, validate.
+// lib/config/options.hpp — provides: Option, train_options() (the option table) and what derives
+// from a table: parse_command, help_text, validate, describe_config, environment_warnings.
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "config/train_config.hpp"
 
 namespace mnist_ddp::config {
+
+/// An option's value as it is parsed, checked, shown and kept in a checkpoint; a choice, a step
+/// range and --resume as text.
+using Value = std::variant<bool, int, std::int64_t, double, std::string>;
+
+/// Throws UsageError "--option must be RULE (got GOT)".
+[[noreturn]] void refuse(const std::string& option, const std::string& rule,
+                         const std::string& got);
+
+/// A rule of an option's value, named as its error names it: "at least 1".
+struct Check {
+  std::string rule;
+  std::function<bool(const Value&)> holds;
+};
+Check at_least(double limit);
+Check greater_than(double limit);
+Check at_most(double limit);
+Check in_unit_interval(bool with_one);  // [0, 1] or [0, 1)
+Check one_of(const std::vector<std::string>& names);
+
+/// Which ranks an option concerns; each scope holds the ones before it.
+enum class Scope {
+  kRank,      // may differ between ranks: each node may keep its data elsewhere
+  kJob,       // the same on every rank: ranks compare it before the first collective it shapes
+  kTraining,  // a checkpoint only continues a run with the same value (its training shape)
+};
+
+/// An option: --name on the command line, MNIST_DDP_NAME in the environment, `name = value` in
+/// a --config file. Its default is its member's in TrainConfig{}.
+struct Option {
+  std::string name;
+  Scope scope;
+  std::vector<Check> checks;  // beyond a finite number, which a floating-point one must be
+  std::string help;
+  std::string unit;  // after the value in the banner
+  std::function<Value(const TrainConfig&)> get;
+  std::function<void(TrainConfig&, const Value&)> set;  // throws UsageError for bad text
+};
+using OptionTable = std::vector<std::pair<std::string, std::vector<Option>>>;  // --help headings
+
+/// mnist_ddp's options (option_table.cpp), in --help order.
+const OptionTable& train_options();
+
+std::string to_string(const Resume& resume);  // "never", "auto" or the path
+void read(const std::string& text, const std::string& option, Resume& into);
+/// Reads the choice named `text`, or throws UsageError naming the choices.
+template <typename Choice>
+void read(const std::string& text, const std::string& option, Choice& into) {
+  const auto names = choice_names(Choice{});
+  const auto found = std::find(names.begin(), names.end(), text);
+  if (found == names.end()) refuse(option, one_of({names.begin(), names.end()}).rule, text);
+  into = static_cast<Choice>(found - names.begin());
+}
+
+/// The entry of option `name`, which sets `member`.
+template <typename T>
+Option option(std::string name, T TrainConfig::*member, Scope scope, std::vector<Check> checks,
+              std::string help, std::string unit = "") {
+  Option entry{name, scope, std::move(checks), std::move(help), std::move(unit), {}, {}};
+  if constexpr (std::is_constructible_v<Value, T>) {
+    entry.get = [member](const TrainConfig& config) -> Value { return config.*member; };
+    entry.set = [member](TrainConfig& config, const Value& v) { config.*member = std::get<T>(v); };
+  } else {  // a choice, a step range or --resume: text
+    entry.get = [member](const TrainConfig& config) -> Value { return to_string(config.*member); };
+    entry.set = [member, name](TrainConfig& config, const Value& v) {
+      read(std::get<std::string>(v), name, config.*member);
+    };
+  }
+  return entry;
+}
+
+/// The options of `options` whose scope is at least `scope`, as (name, value and unit) in --help
+/// order, "-" for an empty path: the banner's configuration, and what ranks compare.
+std::vector<std::pair<std::string, std::string>> describe_config(
+    const TrainConfig& config, Scope scope = Scope::kRank,
+    const OptionTable& options = train_options());
 
 /// What the command line asks for.
 enum class Action { kTrain, kHelp, kVersion };
@@ -20,17 +101,19 @@ struct Command {
 
 /// Parses argv, then MNIST_DDP_* variables, then the --config file; the first source that sets
 /// an option wins. Throws UsageError naming the offending option or value.
-Command parse_command(int argc, const char* const argv[]);
+Command parse_command(int argc, const char* const argv[],
+                      const OptionTable& options = train_options());
 
 /// One warning for each MNIST_DDP_* variable of the environment that names no option (and is none
 /// of the project's other variables), naming the closest option: parse_command ignores them.
-std::vector<std::string> environment_warnings();
+std::vector<std::string> environment_warnings(const OptionTable& options = train_options());
 
 /// The --help text: usage line and every option with its default, grouped by topic.
-std::string help_text();
+std::string help_text(const OptionTable& options = train_options());
 
-/// Checks ranges and choices; throws UsageError such as "--batch-size must be at least 1 (got 0)".
-void validate(const TrainConfig& config);
+/// Checks each option's value, then the rules between options; throws UsageError such as
+/// "--batch-size must be at least 1 (got 0)".
+void validate(const TrainConfig& config, const OptionTable& options = train_options());
 
 /// `config` for `ranks` ranks: with --global-batch-size, batch_size becomes its share. Throws
 /// UsageError when the global batch does not split evenly over the ranks.

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "common/error.hpp"
+#include "config/options.hpp"
 
 namespace mnist_ddp::config {
 namespace {
@@ -15,26 +15,22 @@ bool read_number(std::string_view text, std::int64_t& value) {
   return error == std::errc() && stop == end && !text.empty();
 }
 
-[[noreturn]] void refuse(const std::string& option, const std::string& rule,
-                         const std::string& text) {
-  throw UsageError("--" + option + " must be " + rule + " (got '" + text + "')");
-}
-
 }  // namespace
 
-StepRange parse_step_range(const std::string& text, const std::string& option) {
+void read(const std::string& text, const std::string& option, StepRange& into) {
   const size_t colon = text.find(':');
+  const std::string quoted = "'" + text + "'";
   StepRange range;
   if (colon == std::string::npos ||
       !read_number(std::string_view(text).substr(0, colon), range.first) ||
       !read_number(std::string_view(text).substr(colon + 1), range.last)) {
-    refuse(option, "FIRST:LAST, two step numbers such as 1:1000", text);
+    refuse(option, "FIRST:LAST, two step numbers such as 1:1000", quoted);
   }
-  if (range.first < 1) refuse(option, "a range that starts at step 1 or later", text);
+  if (range.first < 1) refuse(option, "a range that starts at step 1 or later", quoted);
   if (range.last < range.first) {
-    refuse(option, "a range whose last step is not before its first", text);
+    refuse(option, "a range whose last step is not before its first", quoted);
   }
-  return range;
+  into = range;
 }
 
 std::string to_string(const StepRange& range) {

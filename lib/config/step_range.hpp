@@ -14,10 +14,10 @@ struct StepRange {
   bool contains(std::int64_t step) const { return first <= step && step <= last; }
 };
 
-/// Parses "FIRST:LAST" with 1 <= FIRST <= LAST; throws UsageError naming `option` and the text.
-StepRange parse_step_range(const std::string& text, const std::string& option);
+/// Reads "FIRST:LAST" with 1 <= FIRST <= LAST; throws UsageError naming `option` and the text.
+void read(const std::string& text, const std::string& option, StepRange& into);
 
-/// "FIRST:LAST", as parse_step_range reads it.
+/// "FIRST:LAST", as read reads it.
 std::string to_string(const StepRange& range);
 
 }  // namespace mnist_ddp::config

@@ -52,23 +52,24 @@ std::string nccl_unavailable_reason(const std::vector<RankCapability>& ranks) {
 
 DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<RankCapability>& ranks,
                        int rank) {
-  const bool dp = config.mode == "dp";
+  const bool dp = config.mode == config::Mode::kDp;
   const int world_size = static_cast<int>(ranks.size());
   DevicePlan plan;
-  plan.backend = "mpi";
   plan.communicates = world_size > 1 || config.communicate_alone;
   plan.device_text = "cpu";
-  if (config.device == "cpu") return plan;
+  if (config.device == config::Device::kCpu) return plan;
 
   const std::vector<int> without_cuda =
       ranks_where(ranks, [](const RankCapability& r) { return !r.cuda_missing.empty(); });
-  const bool wants_cuda = config.device == "cuda" || config.backend == "nccl" || dp;
+  const bool wants_cuda =
+      config.device == config::Device::kCuda || config.backend == config::Backend::kNccl || dp;
   if (!without_cuda.empty()) {
     const std::string why = ranks[without_cuda.front()].cuda_missing;
     if (wants_cuda) {
-      const std::string what = dp                        ? "--mode dp drives GPUs and needs CUDA"
-                               : config.device == "cuda" ? "--device cuda"
-                                                         : "--backend nccl needs a CUDA device";
+      const std::string what = dp ? "--mode dp drives GPUs and needs CUDA"
+                               : config.device == config::Device::kCuda
+                                   ? "--device cuda"
+                                   : "--backend nccl needs a CUDA device";
       throw UsageError(
           what + ": " + (world_size > 1 ? name_ranks(without_cuda, ranks) + ": " : "") + why +
           (dp ? ". Without GPUs train data-parallel over MPI: mpirun -np N mnist_ddp" : ""));
@@ -109,17 +110,19 @@ DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<Rank
     return plan;  // one process: nothing travels between ranks
   }
   const std::string no_nccl = nccl_unavailable_reason(ranks);
-  if (config.backend == "nccl" && !no_nccl.empty()) throw UsageError("--backend nccl: " + no_nccl);
-  if (config.backend != "mpi" && no_nccl.empty()) {
-    plan.backend = "nccl";
-  } else if (config.backend == "auto" && ranks.front().nccl_built) {
+  if (config.backend == config::Backend::kNccl && !no_nccl.empty()) {
+    throw UsageError("--backend nccl: " + no_nccl);
+  }
+  if (config.backend != config::Backend::kMpi && no_nccl.empty()) {
+    plan.backend = config::Backend::kNccl;
+  } else if (config.backend == config::Backend::kAuto && ranks.front().nccl_built) {
     plan.note = "--backend auto: MPI through host memory, as " + no_nccl;
   }
   return plan;
 }
 
 DevicePlan plan_devices(const config::TrainConfig& config, const World& world) {
-  const RankCapability mine = probe_capability(world, config.device != "cpu");
+  const RankCapability mine = probe_capability(world, config.device != config::Device::kCpu);
   return decide_plan(config, gather_capabilities(world, mine), world.rank());
 }
 

@@ -16,8 +16,8 @@
 namespace mnist_ddp::distributed {
 
 struct DevicePlan {
-  c10::Device device = c10::Device(c10::kCPU);  // where this process's model and data live
-  std::string backend;                          // "mpi" or "nccl"
+  c10::Device device = c10::Device(c10::kCPU);      // where this process's model and data live
+  config::Backend backend = config::Backend::kMpi;  // kMpi or kNccl
   // Whether the ranks exchange gradients and parameters: more than one, or --communicate-alone.
   bool communicates = false;
   // --mode dp: every visible GPU, `device` first; one model replica on each. Empty in ddp mode.

@@ -54,7 +54,7 @@ std::unique_ptr<Communicator> make_nccl_communicator([[maybe_unused]] const Worl
 
 std::unique_ptr<Communicator> make_communicator(const World& world, const DevicePlan& plan,
                                                 double timeout_seconds) {
-  if (plan.backend == "nccl") {
+  if (plan.backend == config::Backend::kNccl) {
     return std::make_unique<StagingCommunicator>(
         make_nccl_communicator(world, timeout_seconds, plan.device.index()), plan.device);
   }

@@ -5,16 +5,10 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "config/describe_config.hpp"
+#include "config/options.hpp"
 #include "distributed/mpi_check.hpp"
 
 namespace mnist_ddp::distributed {
-namespace {
-
-// The option that may differ between ranks (see check_same_options).
-constexpr const char* kPerRankOption = "data-dir";
-
-}  // namespace
 
 std::string text_of_rank0(const World& world, const std::string& text) {
   MPI_Request request = MPI_REQUEST_NULL;
@@ -30,8 +24,8 @@ std::string text_of_rank0(const World& world, const std::string& text) {
 
 void check_same_options(const World& world, const config::TrainConfig& config) {
   std::string mine;
-  for (const auto& [name, value] : config::describe_config(config)) {
-    if (name != kPerRankOption) mine += name + '\n' + value + '\n';
+  for (const auto& [name, value] : config::describe_config(config, config::Scope::kJob)) {
+    mine += name + '\n' + value + '\n';
   }
   const std::string rank0 = text_of_rank0(world, mine);
   if (rank0 == mine) return;

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "config/describe_config.hpp"
+#include "config/options.hpp"
 #include "report/versions.hpp"
 
 namespace mnist_ddp::report {
@@ -23,15 +23,16 @@ void print_banner(const Log& log, const config::TrainConfig& c) {
 
 void print_execution(const Log& log, const distributed::DevicePlan& plan,
                      const config::TrainConfig& c, const train::GraphPlan& graphs) {
-  std::string transport = plan.backend;
+  std::string transport = config::to_string(plan.backend);
   if (!plan.replicas.empty()) {
     transport = "none: " + std::to_string(plan.replicas.size()) +
                 " replica(s), gradients summed on " + plan.device.str() + " by device copies";
-  } else if (plan.on_cuda() && plan.backend == "mpi") {
+  } else if (plan.on_cuda() && plan.backend == config::Backend::kMpi) {
     transport += " (CUDA tensors staged through host memory)";
   }
-  log.line("# execution: --mode %s on %s, precision %s, gradient transport %s", c.mode.c_str(),
-           plan.on_cuda() ? "cuda" : "cpu", c.precision.c_str(), transport.c_str());
+  log.line("# execution: --mode %s on %s, precision %s, gradient transport %s",
+           config::to_string(c.mode).c_str(), plan.on_cuda() ? "cuda" : "cpu",
+           config::to_string(c.precision).c_str(), transport.c_str());
   if (!plan.note.empty()) log.line("# note: %s", plan.note.c_str());
   if (plan.on_cuda()) {
     log.line("# cuda graph: %s (%s)", graphs.capture ? "on" : "off", graphs.reason.c_str());

@@ -36,10 +36,10 @@ bool stdout_reaches_terminal() {
   return !error && is_terminal_device(launcher_stdout.string());
 }
 
-ProgressStyle progress_style(const std::string& option) {
-  if (option == "live") return ProgressStyle::kLive;
-  if (option == "lines") return ProgressStyle::kLines;
-  if (option == "off") return ProgressStyle::kOff;
+ProgressStyle progress_style(config::Progress option) {
+  if (option == config::Progress::kLive) return ProgressStyle::kLive;
+  if (option == config::Progress::kLines) return ProgressStyle::kLines;
+  if (option == config::Progress::kOff) return ProgressStyle::kOff;
   return stdout_reaches_terminal() ? ProgressStyle::kLive : ProgressStyle::kLines;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/log.hpp"
+#include "config/train_config.hpp"
 #include "train/train_reports.hpp"
 
 namespace mnist_ddp::report {
@@ -13,7 +14,7 @@ namespace mnist_ddp::report {
 enum class ProgressStyle { kLive, kLines, kOff };
 
 /// --progress: "auto" is live when the user watches a terminal, else lines.
-ProgressStyle progress_style(const std::string& option);
+ProgressStyle progress_style(config::Progress option);
 
 /// Whether stdout reaches a terminal. Open MPI gives every rank a pseudo-terminal even when
 /// mpirun's own output goes to a file, so under mpirun this asks about mpirun's stdout.

@@ -10,7 +10,7 @@
 
 #include "common/error.hpp"
 #include "common/process_clock.hpp"
-#include "config/describe_config.hpp"
+#include "config/options.hpp"
 #include "report/banner.hpp"
 #include "report/rank_stats.hpp"
 
@@ -43,8 +43,9 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       log_(log),
       progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
-               RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu", config.mode,
-                        config.precision, config.model, config.target_accuracy},
+               RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu",
+                        config::to_string(config.mode), config::to_string(config.precision),
+                        config.model, config.target_accuracy},
                /*append=*/resumed),
       timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
   on_rank_zero(comm, config.timeline, "timeline");

@@ -14,15 +14,15 @@ std::string why_eager(const config::TrainConfig& config, const distributed::Devi
     return "this build cannot capture CUDA graphs (it needs a LibTorch 2.x with CUDA, and "
            "MNIST_DDP_CUDA_GRAPHS not OFF)";
   }
-  if (config.mode == "dp") {
+  if (config.mode == config::Mode::kDp) {
     return "--mode dp copies gradients and parameters between GPUs from the host";
   }
   if (config.grad_accum > 1) return "--grad-accum splits a step into micro-batches";
   // Autocast caches the weights it casts, from one forward to the next: a capture would keep
   // the cache's tensors of the warm-up steps.
-  if (config.precision != "fp32")
-    return "--precision " + config.precision + " casts under autocast";
-  if (plan.communicates && plan.backend != "nccl") {
+  if (config.precision != config::Precision::kFp32)
+    return "--precision " + config::to_string(config.precision) + " casts under autocast";
+  if (plan.communicates && plan.backend != config::Backend::kNccl) {
     return "gradients travel through host memory over MPI, which no CUDA graph can hold";
   }
   return "";
@@ -31,14 +31,14 @@ std::string why_eager(const config::TrainConfig& config, const distributed::Devi
 }  // namespace
 
 GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan) {
-  if (config.cuda_graph == "off") return {false, "--cuda-graph off"};
+  if (config.cuda_graph == config::CudaGraph::kOff) return {false, "--cuda-graph off"};
   const std::string eager = why_eager(config, plan);
   if (eager.empty()) {
     return {true,
             "each full-batch step replays one captured graph (batch, forward, backward, "
             "allreduces, optimizer)"};
   }
-  if (config.cuda_graph == "on") {
+  if (config.cuda_graph == config::CudaGraph::kOn) {
     throw UsageError("--cuda-graph on cannot capture this run's steps: " + eager +
                      "; use --cuda-graph auto (eager steps) or off");
   }

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 namespace mnist_ddp::train {
 namespace {
@@ -30,16 +29,16 @@ double cosine_between(double start, double end, double pct) {
 
 }  // namespace
 
-LrSchedule::LrSchedule(std::string kind, double lr, std::int64_t warmup_steps,
+LrSchedule::LrSchedule(config::Schedule kind, double lr, std::int64_t warmup_steps,
                        std::int64_t total_steps)
-    : kind_(std::move(kind)),
+    : kind_(kind),
       lr_(lr),
       warmup_steps_(warmup_steps),
       total_steps_(std::max<std::int64_t>(total_steps, 1)) {}
 
 double LrSchedule::lr_at(std::int64_t steps_done) const {
   const double step = static_cast<double>(std::min(steps_done, total_steps_ - 1));
-  if (kind_ == "onecycle") {
+  if (kind_ == config::Schedule::kOneCycle) {
     const double initial = lr_ / kOneCycleStart;
     const double peak_step = kOneCycleRise * static_cast<double>(total_steps_) - 1;
     const double last_step = static_cast<double>(total_steps_ - 1);
@@ -50,7 +49,7 @@ double LrSchedule::lr_at(std::int64_t steps_done) const {
   if (steps_done < warmup_steps_) {
     return lr_ * static_cast<double>(steps_done + 1) / static_cast<double>(warmup_steps_);
   }
-  if (kind_ == "cosine") {
+  if (kind_ == config::Schedule::kCosine) {
     const double span = static_cast<double>(total_steps_ - warmup_steps_);
     if (span <= 0) return lr_;
     return cosine_between(lr_, 0, (step - static_cast<double>(warmup_steps_)) / span);

@@ -3,7 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+
+#include "config/train_config.hpp"
 
 namespace mnist_ddp::train {
 
@@ -12,7 +13,7 @@ class LrSchedule {
   /// `kind`: constant | onecycle | cosine; `lr`: the base (constant, cosine) or peak (onecycle)
   /// rate; `warmup_steps`: linear warm-up (constant, cosine); `total_steps`: the run's optimizer
   /// steps, over which onecycle and cosine anneal.
-  LrSchedule(std::string kind, double lr, std::int64_t warmup_steps, std::int64_t total_steps);
+  LrSchedule(config::Schedule kind, double lr, std::int64_t warmup_steps, std::int64_t total_steps);
 
   /// The rate of the optimizer step taken after `steps_done` steps, as PyTorch's schedulers
   /// count (the first step is 0). Past `total_steps` the last rate holds.
@@ -21,7 +22,7 @@ class LrSchedule {
   std::int64_t total_steps() const { return total_steps_; }
 
  private:
-  std::string kind_;
+  config::Schedule kind_;
   double lr_;
   std::int64_t warmup_steps_;
   std::int64_t total_steps_;

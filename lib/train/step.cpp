@@ -22,9 +22,9 @@ constexpr std::int64_t kCudaStopCheckSteps = 100;
 // Eager steps before a step is captured (Note [The step as one CUDA graph]).
 constexpr int kGraphWarmupSteps = 3;
 
-at::ScalarType wire_dtype(const std::string& name) {
-  if (name == "bf16") return at::kBFloat16;
-  if (name == "fp16") return at::kHalf;
+at::ScalarType wire_dtype(config::GradDtype dtype) {
+  if (dtype == config::GradDtype::kBf16) return at::kBFloat16;
+  if (dtype == config::GradDtype::kFp16) return at::kHalf;
   return at::kFloat;
 }
 
@@ -47,7 +47,7 @@ Step::Step(const config::TrainConfig& config, const distributed::DevicePlan& pla
       schedule_(config.lr_schedule, config.lr, config.warmup_steps, total_steps),
       reducer_(comm, model.parameters(), config.bucket_mb, wire_dtype(config.grad_dtype),
                plan.communicates) {
-  if (config.mode == "dp") {
+  if (config.mode == config::Mode::kDp) {
     replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
   }
   if (!graphed) return;
@@ -121,7 +121,8 @@ void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool c
   clock.lap(&PhaseTimes::data, "data");
   std::vector<at::Tensor> losses;  // this rank's (each replica's under --mode dp)
   {
-    const model::AutocastScope autocast(device_.type(), config_.precision == "bf16");
+    const model::AutocastScope autocast(device_.type(),
+                                        config_.precision == config::Precision::kBf16);
     // Logits in float32 for the loss, whatever precision the forward ran in.
     losses = replicas_ ? replicas_->weighted_losses(batch)
                        : std::vector<at::Tensor>{at::cross_entropy_loss(

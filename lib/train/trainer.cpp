@@ -48,7 +48,8 @@ double pay_first_uses(const config::TrainConfig& config, const distributed::Devi
       std::min<std::int64_t>(config.batch_size, shard), devices.size());
   double seconds = 0;
   for (const c10::Device& device : devices) {
-    seconds += pay_one_time_costs(config.model, device, device_batch, config.precision == "bf16");
+    seconds += pay_one_time_costs(config.model, device, device_batch,
+                                  config.precision == config::Precision::kBf16);
   }
   return seconds;
 }
@@ -97,7 +98,7 @@ bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
 
 EvalResult Trainer::evaluate_test_set() {
   return evaluate(model_, test_set_, test_batches_, comm_, config_.test_batch_size,
-                  config_.precision == "bf16");
+                  config_.precision == config::Precision::kBf16);
 }
 
 EvalReport Trainer::evaluate_and_report(const TrainerHooks& hooks, double train_seconds) {
@@ -261,10 +262,11 @@ void Trainer::restore(const checkpoint::LoadedCheckpoint& saved) {
   // The schedule spans the steps of --epochs, which depend on the world size: another world
   // continues it unchanged only where it has as many steps (with --global-batch-size, usually).
   const int writers = saved.meta.world_size;
-  if (config_.lr_schedule != "constant" && total_steps_on(writers) != total_steps()) {
+  if (config_.lr_schedule != config::Schedule::kConstant &&
+      total_steps_on(writers) != total_steps()) {
     throw CheckpointError("the checkpoint was written by " + std::to_string(writers) +
-                          " ranks, whose --lr-schedule " + config_.lr_schedule + " spans " +
-                          std::to_string(total_steps_on(writers)) + " steps; on " +
+                          " ranks, whose --lr-schedule " + config::to_string(config_.lr_schedule) +
+                          " spans " + std::to_string(total_steps_on(writers)) + " steps; on " +
                           std::to_string(comm_.size()) + " ranks it would span " +
                           std::to_string(total_steps()) +
                           ": resume with as many ranks, or give the run a --global-batch-size");

@@ -40,10 +40,10 @@ constexpr std::int64_t kTrainImages = 60000;  // the data set size the seeds wer
 
 /// The runs the seeds were written for: the default options (linear model, lr 0.01, batch 64,
 /// seed 1) with SGD and momentum 0.9, or with Adam.
-mnist_ddp::config::TrainConfig run_config(const char* optimizer) {
+mnist_ddp::config::TrainConfig run_config(mnist_ddp::config::Optimizer optimizer) {
   mnist_ddp::config::TrainConfig config;
   config.optimizer = optimizer;
-  config.momentum = config.optimizer == "sgd" ? 0.9 : 0.0;
+  config.momentum = optimizer == mnist_ddp::config::Optimizer::kSgd ? 0.9 : 0.0;
   return config;
 }
 
@@ -141,8 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const CheckpointError&) {
     return 0;  // fuzz_checkpoint_file's ground, or a header the resume refuses before restoring
   }
-  restore_run(loaded, run_config("sgd"));
-  restore_run(loaded, run_config("adam"));
+  restore_run(loaded, run_config(mnist_ddp::config::Optimizer::kSgd));
+  restore_run(loaded, run_config(mnist_ddp::config::Optimizer::kAdam));
   restore_model_only(loaded);
   return 0;
 }

@@ -48,10 +48,10 @@ TEST_CASE("plan_devices: the CPU and MPI on every rank here, with no note") {
     MESSAGE("a GPU is present: the CPU plan cannot be checked here; skipped");
     return;
   }
-  CHECK(plan.backend == "mpi");
+  CHECK(plan.backend == config::Backend::kMpi);
   CHECK(plan.device_text == "cpu");
   CHECK(plan.note.empty());
-  config.device = "cuda";
+  config.device = config::Device::kCuda;
   CHECK_THROWS_WITH_AS(plan_devices(config, world), doctest::Contains("--device cuda: "),
                        UsageError);
 }

@@ -102,8 +102,8 @@ TEST_CASE("K micro-batches of B take the step of one batch of K*B") {
 
 TEST_CASE("gradients sent as bfloat16 or float16 stay close to float32") {
   const at::Tensor exact = trained(reducer_config()).first;
-  for (const char* dtype : {"bf16", "fp16"}) {
-    CAPTURE(dtype);
+  for (const config::GradDtype dtype : {config::GradDtype::kBf16, config::GradDtype::kFp16}) {
+    CAPTURE(config::to_string(dtype));
     config::TrainConfig compressed = reducer_config();
     compressed.grad_dtype = dtype;
     const double difference = max_difference(trained(compressed).first, exact);

@@ -96,9 +96,9 @@ config::TrainConfig base_config() {
 config::TrainConfig adam_onecycle_config() {
   config::TrainConfig config = base_config();
   config.model = "mlp";
-  config.optimizer = "adam";
+  config.optimizer = config::Optimizer::kAdam;
   config.lr = 0.003;
-  config.lr_schedule = "onecycle";
+  config.lr_schedule = config::Schedule::kOneCycle;
   return config;
 }
 
@@ -115,7 +115,7 @@ TEST_CASE("graphed steps train as eager ones: cnn with dropout, SGD with momentu
   config.lr = 0.02;
   config.momentum = 0.9;
   config.weight_decay = 5e-4;
-  config.grad_dtype = "bf16";
+  config.grad_dtype = config::GradDtype::kBf16;
   check_same_training(config);
 }
 
@@ -292,10 +292,10 @@ TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's r
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const TrainingStream stream(at::Device(at::kCUDA), /*captured_steps=*/true);
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
-  for (const char* name : {"sgd", "adam"}) {
-    CAPTURE(name);
+  for (const config::Optimizer optimizer : {config::Optimizer::kSgd, config::Optimizer::kAdam}) {
+    CAPTURE(config::to_string(optimizer));
     config::TrainConfig config;
-    config.optimizer = name;
+    config.optimizer = optimizer;
     config.momentum = 0.9;
     config.weight_decay = 0.01;
     const auto fresh = [&] {
@@ -359,13 +359,13 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
     config::TrainConfig config = adam_onecycle_config();
     // An fp32 bucket is averaged (ncclAvg): over one rank NCCL still launches its scaling kernel,
     // a node of the graph, where an in-place sum of another wire type would launch nothing.
-    config.grad_dtype = "fp32";
+    config.grad_dtype = config::GradDtype::kFp32;
     torch::manual_seed(static_cast<std::uint64_t>(config.seed));
     const auto model = model::make_model(config.model);
     model->to(device);
     distributed::DevicePlan plan;
     plan.device = device;
-    plan.backend = "nccl";
+    plan.backend = config::Backend::kNccl;
     plan.communicates = alone;  // as decide_plan makes it for one rank with --communicate-alone
     GraphPlan graphs;
     graphs.capture = true;

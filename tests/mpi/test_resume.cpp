@@ -23,12 +23,12 @@ namespace {
 
 constexpr std::int64_t kPaddedTrainSize = 97;  // not a multiple of any batch or world size: padding
 
-config::TrainConfig resume_config(const std::string& model, const std::string& optimizer) {
+config::TrainConfig resume_config(const std::string& model, config::Optimizer optimizer) {
   config::TrainConfig config;
   config.model = model;
   config.optimizer = optimizer;
-  config.momentum = optimizer == "sgd" ? 0.9 : 0.0;
-  config.lr = optimizer == "sgd" ? 0.05 : 0.001;
+  config.momentum = optimizer == config::Optimizer::kSgd ? 0.9 : 0.0;
+  config.lr = optimizer == config::Optimizer::kSgd ? 0.05 : 0.001;
   config.epochs = 2;
   config.batch_size = 8;
   config.test_batch_size = 50;
@@ -87,19 +87,19 @@ void check_exact_resume(const config::TrainConfig& config, const GraphPlan& grap
 }
 
 TEST_CASE("resuming mid-epoch is bitwise exact: cnn (dropout RNG), SGD with momentum") {
-  check_exact_resume(resume_config("cnn", "sgd"));
+  check_exact_resume(resume_config("cnn", config::Optimizer::kSgd));
 }
 
 TEST_CASE("resuming mid-epoch is bitwise exact: mlp, Adam") {
-  check_exact_resume(resume_config("mlp", "adam"));
+  check_exact_resume(resume_config("mlp", config::Optimizer::kAdam));
 }
 
 // Graphed steps (run eagerly on the CPU) keep their progress, rate and Adam's step count on the
 // host, as eager steps do: a checkpoint between them resumes exactly too.
 TEST_CASE("resuming graphed steps is bitwise exact: mlp, Adam, onecycle") {
-  config::TrainConfig config = resume_config("mlp", "adam");
+  config::TrainConfig config = resume_config("mlp", config::Optimizer::kAdam);
   config.lr = 0.01;
-  config.lr_schedule = "onecycle";
+  config.lr_schedule = config::Schedule::kOneCycle;
   GraphPlan graphs;
   graphs.capture = true;
   check_exact_resume(config, graphs);
@@ -108,17 +108,17 @@ TEST_CASE("resuming graphed steps is bitwise exact: mlp, Adam, onecycle") {
 // The rate of every step follows from the global step alone (Note [Learning-rate schedules]), so
 // a run resumed mid-schedule continues with the same rates.
 TEST_CASE("resuming mid-schedule is bitwise exact: mlp, Adam with its betas, onecycle") {
-  config::TrainConfig config = resume_config("mlp", "adam");
+  config::TrainConfig config = resume_config("mlp", config::Optimizer::kAdam);
   config.lr = 0.01;
   config.adam_beta1 = 0.7;
   config.adam_beta2 = 0.9;
-  config.lr_schedule = "onecycle";
+  config.lr_schedule = config::Schedule::kOneCycle;
   check_exact_resume(config);
 }
 
 TEST_CASE("resuming mid-schedule is bitwise exact: linear, SGD, cosine after a warm-up") {
-  config::TrainConfig config = resume_config("linear", "sgd");
-  config.lr_schedule = "cosine";
+  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
+  config.lr_schedule = config::Schedule::kCosine;
   config.warmup_steps = 3;
   check_exact_resume(config);
 }
@@ -133,8 +133,8 @@ MPI_Comm first_ranks(int ranks) {
 
 TEST_CASE("a run with a learning-rate schedule resumes only with the world that wrote it") {
   const distributed::World& world = testing::test_world();
-  config::TrainConfig config = resume_config("linear", "sgd");
-  config.lr_schedule = "cosine";
+  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
+  config.lr_schedule = config::Schedule::kCosine;
   distributed::MpiCommunicator everyone(world.comm());
   const Run first = train_run(config, everyone, nullptr, /*stop_after=*/2);
   if (MPI_Comm comm = first_ranks(1); comm != MPI_COMM_NULL) {
@@ -152,8 +152,8 @@ TEST_CASE("a run with a learning-rate schedule resumes only with the world that 
 // 24 images a step split over 1, 2, 3 or 4 ranks: 5 steps per epoch of the 97 images on each.
 TEST_CASE("with --global-batch-size a scheduled run resumes on another world, schedule intact") {
   const distributed::World& world = testing::test_world();
-  config::TrainConfig config = resume_config("linear", "sgd");
-  config.lr_schedule = "onecycle";
+  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
+  config.lr_schedule = config::Schedule::kOneCycle;
   config.global_batch_size = 24;
   config.batch_size = 24 / world.size();
   distributed::MpiCommunicator everyone(world.comm());
@@ -172,7 +172,7 @@ TEST_CASE("with --global-batch-size a scheduled run resumes on another world, sc
 at::Tensor sample_counts(int from, int to, std::int64_t steps) {
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator everyone(world.comm());
-  config::TrainConfig config = resume_config("linear", "sgd");
+  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
   config.epochs = 1;
   at::Tensor counts = at::zeros({kPaddedTrainSize}, at::kLong);
   const auto count = [&counts](const at::Tensor& indices) {

@@ -10,7 +10,6 @@ namespace mnist_ddp::testing {
 /// Training on the CPU over MPI; the ranks communicate when there are several of them.
 inline distributed::DevicePlan cpu_plan(const distributed::Communicator& comm) {
   distributed::DevicePlan plan;
-  plan.backend = "mpi";
   plan.communicates = comm.size() > 1;
   return plan;
 }

@@ -87,7 +87,7 @@ TEST_CASE("DeviceOptimizer: SGD, plain and with momentum and weight decay, as Li
 
 TEST_CASE("DeviceOptimizer: Adam, plain and with weight decay and other betas, as LibTorch's") {
   config::TrainConfig config;
-  config.optimizer = "adam";
+  config.optimizer = config::Optimizer::kAdam;
   check_same_steps(config);
   config.weight_decay = 0.01;
   config.adam_beta1 = 0.8;
@@ -98,10 +98,10 @@ TEST_CASE("DeviceOptimizer: Adam, plain and with weight decay and other betas, a
 TEST_CASE("DeviceOptimizer: apply() takes the rate and step count prepare() left in tensors") {
   // What a replayed capture of apply() relies on: host values changed after prepare() (the
   // group's rate, Adam's step count) do not reach the update.
-  for (const char* name : {"sgd", "adam"}) {
-    CAPTURE(name);
+  for (const config::Optimizer optimizer : {config::Optimizer::kSgd, config::Optimizer::kAdam}) {
+    CAPTURE(config::to_string(optimizer));
     config::TrainConfig config;
-    config.optimizer = name;
+    config.optimizer = optimizer;
     const std::vector<at::Tensor> plain = fresh_parameters();
     const std::vector<at::Tensor> meddled = fresh_parameters();
     const auto plain_optimizer = make_optimizer(config, plain);
@@ -133,10 +133,10 @@ TEST_CASE("DeviceOptimizer: apply() takes the rate and step count prepare() left
 TEST_CASE("DeviceOptimizer: steps from a checkpoint's state as from its own, bit for bit") {
   // A checkpoint holds the state contiguous; loaded, it takes its parameter's layout again
   // (channels-last for the first), which fused optimizer kernels rely on.
-  for (const char* name : {"sgd", "adam"}) {
-    CAPTURE(name);
+  for (const config::Optimizer optimizer : {config::Optimizer::kSgd, config::Optimizer::kAdam}) {
+    CAPTURE(config::to_string(optimizer));
     config::TrainConfig config;
-    config.optimizer = name;
+    config.optimizer = optimizer;
     config.momentum = 0.9;
     const std::vector<at::Tensor> uninterrupted = fresh_parameters();
     const auto uninterrupted_optimizer = make_optimizer(config, uninterrupted);

@@ -35,7 +35,10 @@ void add_node(std::vector<RankCapability>& job, const std::string& host, int ran
   }
 }
 
-config::TrainConfig options(const std::string& device, const std::string& backend) {
+using config::Backend;
+using config::Device;
+
+config::TrainConfig options(Device device, Backend backend) {
   config::TrainConfig config;
   config.device = device;
   config.backend = backend;
@@ -75,8 +78,8 @@ TEST_CASE("one rank per GPU on two 4-GPU nodes: NCCL on every rank, each on its 
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 4, 4);
   add_node(job, "gpu02", 4, 4);
-  const std::vector<DevicePlan> all = plans(options("auto", "auto"), job);
-  CHECK(all[0].backend == "nccl");
+  const std::vector<DevicePlan> all = plans(options(Device::kAuto, Backend::kAuto), job);
+  CHECK(all[0].backend == Backend::kNccl);
   CHECK(all[0].note.empty());
   CHECK(all[5].device == c10::Device(c10::kCUDA, 1));
   CHECK(all[5].device_text == "cuda:1");
@@ -86,15 +89,15 @@ TEST_CASE("8 + 4 ranks on two 4-GPU nodes: MPI on every rank, or nccl refused on
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 8, 4);
   add_node(job, "gpu02", 4, 4);
-  const std::vector<DevicePlan> all = plans(options("auto", "auto"), job);
-  CHECK(all[0].backend == "mpi");
-  CHECK(all[11].backend == "mpi");  // a rank of the node that alone would have fitted
+  const std::vector<DevicePlan> all = plans(options(Device::kAuto, Backend::kAuto), job);
+  CHECK(all[0].backend == Backend::kMpi);
+  CHECK(all[11].backend == Backend::kMpi);  // a rank of the node that alone would have fitted
   CHECK(all[11].on_cuda());
   CHECK(all[0].note ==
         "--backend auto: MPI through host memory, as ranks 0 and 4 would share cuda:0 on gpu01: "
         "NCCL needs a GPU of its own for each rank (start no more ranks per node than it has "
         "GPUs)");
-  const std::string refused = refusal(options("auto", "nccl"), job);
+  const std::string refused = refusal(options(Device::kAuto, Backend::kNccl), job);
   CHECK(refused.rfind("--backend nccl: ranks 0 and 4 would share cuda:0 on gpu01", 0) == 0);
 }
 
@@ -102,32 +105,32 @@ TEST_CASE("a node whose GPUs cannot be used: the CPU on every rank, or cuda refu
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 4, 4);
   add_node(job, "gpu02", 4, 0);
-  const std::vector<DevicePlan> all = plans(options("auto", "auto"), job);
+  const std::vector<DevicePlan> all = plans(options(Device::kAuto, Backend::kAuto), job);
   CHECK_FALSE(all[0].on_cuda());
-  CHECK(all[0].backend == "mpi");
+  CHECK(all[0].backend == Backend::kMpi);
   CHECK(all[0].note ==
         "--device auto: the CPU on every rank, as ranks 4, 5, 6, 7 (gpu02) cannot use CUDA (no "
         "CUDA device is visible to this process)");
-  CHECK(refusal(options("cuda", "auto"), job) ==
+  CHECK(refusal(options(Device::kCuda, Backend::kAuto), job) ==
         "--device cuda: ranks 4, 5, 6, 7 (gpu02): no CUDA device is visible to this process");
-  CHECK(refusal(options("auto", "nccl"), job)
+  CHECK(refusal(options(Device::kAuto, Backend::kNccl), job)
             .rfind("--backend nccl needs a CUDA device: ranks 4", 0) == 0);
 }
 
 TEST_CASE("no GPU anywhere: the CPU without a note; --device cpu never asks") {
   std::vector<RankCapability> job;
   add_node(job, "cpu01", 3, 0);
-  CHECK(plans(options("auto", "auto"), job)[0].note.empty());
-  CHECK_FALSE(plans(options("auto", "auto"), job)[0].on_cuda());
-  CHECK(refusal(options("cpu", "auto"), job).empty());
+  CHECK(plans(options(Device::kAuto, Backend::kAuto), job)[0].note.empty());
+  CHECK_FALSE(plans(options(Device::kAuto, Backend::kAuto), job)[0].on_cuda());
+  CHECK(refusal(options(Device::kCpu, Backend::kAuto), job).empty());
 }
 
 TEST_CASE("srun --gpus-per-task=1: each task sees one GPU, its own, so NCCL") {
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 4, 1);
   for (int local = 0; local < 4; ++local) job[local].gpu_bus_id = "0000:1" + std::to_string(local);
-  const std::vector<DevicePlan> all = plans(options("auto", "auto"), job);
-  CHECK(all[0].backend == "nccl");
+  const std::vector<DevicePlan> all = plans(options(Device::kAuto, Backend::kAuto), job);
+  CHECK(all[0].backend == Backend::kNccl);
   CHECK(all[3].device == c10::Device(c10::kCUDA, 0));
 }
 
@@ -136,23 +139,23 @@ TEST_CASE("containers that give every node one host name are told apart by node"
   add_node(job, "container", 2, 2);
   add_node(job, "container", 2, 2);
   for (RankCapability& r : job) r.gpu_bus_id = "0000:0" + std::to_string(r.gpu);
-  CHECK(plans(options("auto", "nccl"), job)[0].backend == "nccl");
+  CHECK(plans(options(Device::kAuto, Backend::kNccl), job)[0].backend == Backend::kNccl);
 }
 
 TEST_CASE("without bus ids, the device index tells GPUs of a node apart") {
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 3, 2);
   for (RankCapability& r : job) r.gpu_bus_id.clear();
-  CHECK(refusal(options("auto", "nccl"), job).find("ranks 0 and 2 would share cuda:0") !=
-        std::string::npos);
+  CHECK(refusal(options(Device::kAuto, Backend::kNccl), job)
+            .find("ranks 0 and 2 would share cuda:0") != std::string::npos);
 }
 
 TEST_CASE("a rank whose binary has no NCCL: MPI for all under auto, nccl refused") {
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 2, 2);
   job[1].nccl_built = false;
-  CHECK(plans(options("auto", "auto"), job)[0].backend == "mpi");
-  CHECK(refusal(options("auto", "nccl"), job) ==
+  CHECK(plans(options(Device::kAuto, Backend::kAuto), job)[0].backend == Backend::kMpi);
+  CHECK(refusal(options(Device::kAuto, Backend::kNccl), job) ==
         "--backend nccl: the mnist_ddp of rank 1 (gpu01) has no NCCL backend (configure with the "
         "CUDA toolkit and NCCL, -DMNIST_DDP_NCCL=ON)");
 }
@@ -160,18 +163,19 @@ TEST_CASE("a rank whose binary has no NCCL: MPI for all under auto, nccl refused
 TEST_CASE("--backend mpi on CUDA is kept, and needs MPI_THREAD_SERIALIZED on every rank") {
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 2, 2);
-  CHECK(plans(options("auto", "mpi"), job)[1].backend == "mpi");
-  CHECK(plans(options("auto", "mpi"), job)[1].on_cuda());
+  CHECK(plans(options(Device::kAuto, Backend::kMpi), job)[1].backend == Backend::kMpi);
+  CHECK(plans(options(Device::kAuto, Backend::kMpi), job)[1].on_cuda());
   job[1].thread_level = MPI_THREAD_FUNNELED;
-  const std::string refused = refusal(options("auto", "auto"), job);
+  const std::string refused = refusal(options(Device::kAuto, Backend::kAuto), job);
   CHECK(refused.find("needs MPI_THREAD_SERIALIZED, but the MPI library of rank 1 (gpu01)") !=
         std::string::npos);
-  CHECK(refusal(options("cpu", "auto"), job).empty());  // the CPU path calls MPI from one thread
+  CHECK(refusal(options(Device::kCpu, Backend::kAuto), job)
+            .empty());  // the CPU path calls MPI from one thread
 }
 
 TEST_CASE("--mode dp: every GPU of the one process; refused under more ranks or without CUDA") {
-  config::TrainConfig dp = options("auto", "auto");
-  dp.mode = "dp";
+  config::TrainConfig dp = options(Device::kAuto, Backend::kAuto);
+  dp.mode = config::Mode::kDp;
   std::vector<RankCapability> one;
   add_node(one, "gpu01", 1, 3);
   const DevicePlan plan = plans(dp, one)[0];
@@ -190,19 +194,19 @@ TEST_CASE("the ranks communicate when there are several, or one with --communica
   add_node(one, "gpu01", 1, 1);
   std::vector<RankCapability> two;
   add_node(two, "cpu01", 2, 0);
-  config::TrainConfig alone = options("auto", "auto");
+  config::TrainConfig alone = options(Device::kAuto, Backend::kAuto);
   alone.communicate_alone = true;
-  CHECK_FALSE(plans(options("auto", "auto"), one)[0].communicates);
+  CHECK_FALSE(plans(options(Device::kAuto, Backend::kAuto), one)[0].communicates);
   CHECK(plans(alone, one)[0].communicates);
-  CHECK(plans(options("cpu", "auto"), two)[0].communicates);
-  CHECK(plans(options("auto", "auto"), two)[0].communicates);
+  CHECK(plans(options(Device::kCpu, Backend::kAuto), two)[0].communicates);
+  CHECK(plans(options(Device::kAuto, Backend::kAuto), two)[0].communicates);
 }
 
 TEST_CASE("many ranks are named briefly") {
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 2, 2);
   add_node(job, "gpu02", 12, 0);
-  CHECK(plans(options("auto", "auto"), job)[0].note.find(
+  CHECK(plans(options(Device::kAuto, Backend::kAuto), job)[0].note.find(
             "ranks 2, 3, 4, 5, 6, 7, 8, 9 and 4 more (gpu02)") != std::string::npos);
 }
 
@@ -210,15 +214,15 @@ TEST_CASE("ranks on one GPU: refused as NCCL would, unless each has its own NCCL
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 8, 1);
   for (RankCapability& r : job) r.nccl_host = "rank" + std::to_string(r.local_rank);
-  const std::vector<DevicePlan> all = plans(options("auto", "nccl"), job);
-  CHECK(all[7].backend == "nccl");
+  const std::vector<DevicePlan> all = plans(options(Device::kAuto, Backend::kNccl), job);
+  CHECK(all[7].backend == Backend::kNccl);
   CHECK(all[7].device == c10::Device(c10::kCUDA, 0));
   job[5].nccl_host = job[3].nccl_host;  // one host to NCCL again
-  CHECK(refusal(options("auto", "nccl"), job) ==
+  CHECK(refusal(options(Device::kAuto, Backend::kNccl), job) ==
         "--backend nccl: ranks 3 and 5 would share cuda:0 on gpu01: NCCL needs a GPU of its own "
         "for each rank (start no more ranks per node than it has GPUs)");
   job[5].nccl_host.clear();  // unset: the node, another host than NCCL_HOSTID's
-  CHECK(plans(options("auto", "nccl"), job)[0].backend == "nccl");
+  CHECK(plans(options(Device::kAuto, Backend::kNccl), job)[0].backend == Backend::kNccl);
 }
 
 TEST_CASE("one NCCL_HOSTID on two nodes: one host to NCCL, whose GPUs are told by bus id") {
@@ -226,11 +230,11 @@ TEST_CASE("one NCCL_HOSTID on two nodes: one host to NCCL, whose GPUs are told b
   add_node(job, "gpu01", 1, 1);
   add_node(job, "gpu02", 1, 1);
   for (RankCapability& r : job) r.nccl_host = "shared";
-  CHECK(plans(options("auto", "nccl"), job)[1].backend == "nccl");  // two bus ids
+  CHECK(plans(options(Device::kAuto, Backend::kNccl), job)[1].backend ==
+        Backend::kNccl);  // two bus ids
   job[1].gpu_bus_id = job[0].gpu_bus_id;
-  CHECK(
-      refusal(options("auto", "nccl"), job).rfind("--backend nccl: ranks 0 and 1 would share", 0) ==
-      0);
+  CHECK(refusal(options(Device::kAuto, Backend::kNccl), job)
+            .rfind("--backend nccl: ranks 0 and 1 would share", 0) == 0);
 }
 
 }  // namespace

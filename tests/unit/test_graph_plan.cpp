@@ -11,7 +11,9 @@
 namespace mnist_ddp::train {
 namespace {
 
-distributed::DevicePlan cuda_plan(const std::string& backend, bool communicates = true) {
+using config::Backend;
+
+distributed::DevicePlan cuda_plan(Backend backend, bool communicates = true) {
   distributed::DevicePlan plan;
   plan.device = c10::Device(c10::kCUDA, 0);
   plan.backend = backend;
@@ -21,14 +23,14 @@ distributed::DevicePlan cuda_plan(const std::string& backend, bool communicates 
 
 /// auto's reason for running `config` eagerly; "captured" when it captures.
 std::string auto_decision(config::TrainConfig config, const distributed::DevicePlan& plan) {
-  config.cuda_graph = "auto";
+  config.cuda_graph = config::CudaGraph::kAuto;
   const GraphPlan graphs = plan_cuda_graph(config, plan);
   return graphs.capture ? "captured" : graphs.reason;
 }
 
 /// on's refusal of `config`; "" when it captures.
 std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan& plan) {
-  config.cuda_graph = "on";
+  config.cuda_graph = config::CudaGraph::kOn;
   GraphPlan graphs;
   try {
     graphs = plan_cuda_graph(config, plan);
@@ -41,8 +43,8 @@ std::string on_refusal(config::TrainConfig config, const distributed::DevicePlan
 
 TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
   config::TrainConfig config;
-  config.cuda_graph = "off";
-  CHECK_FALSE(plan_cuda_graph(config, cuda_plan("nccl")).capture);
+  config.cuda_graph = config::CudaGraph::kOff;
+  CHECK_FALSE(plan_cuda_graph(config, cuda_plan(Backend::kNccl)).capture);
   const distributed::DevicePlan cpu{};
   CHECK(auto_decision(config, cpu) == "the run trains on the CPU");
   const std::string refused = on_refusal(config, cpu);
@@ -53,27 +55,28 @@ TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
 TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them cannot be" *
           doctest::skip(!cuda_graphs_built())) {
   const config::TrainConfig plain;
-  CHECK(auto_decision(plain, cuda_plan("nccl")) == "captured");
-  CHECK(on_refusal(plain, cuda_plan("nccl")).empty());
+  CHECK(auto_decision(plain, cuda_plan(Backend::kNccl)) == "captured");
+  CHECK(on_refusal(plain, cuda_plan(Backend::kNccl)).empty());
   // Ranks that do not communicate (one, without --communicate-alone) send nothing: MPI is no
   // obstacle there.
-  CHECK(auto_decision(plain, cuda_plan("mpi", /*communicates=*/false)) == "captured");
+  CHECK(auto_decision(plain, cuda_plan(Backend::kMpi, /*communicates=*/false)) == "captured");
 
   struct Case {
     const char* what;
     config::TrainConfig config;
-    const char* backend;
+    Backend backend;
     const char* reason;
   };
   config::TrainConfig dp = plain, accum = plain, bf16 = plain;
-  dp.mode = "dp";
+  dp.mode = config::Mode::kDp;
   accum.grad_accum = 4;
-  bf16.precision = "bf16";
+  bf16.precision = config::Precision::kBf16;
   const Case cases[] = {
-      {"dp", dp, "mpi", "--mode dp copies gradients and parameters between GPUs from the host"},
-      {"grad-accum", accum, "nccl", "--grad-accum splits a step into micro-batches"},
-      {"bf16", bf16, "nccl", "--precision bf16 casts under autocast"},
-      {"mpi", plain, "mpi",
+      {"dp", dp, Backend::kMpi,
+       "--mode dp copies gradients and parameters between GPUs from the host"},
+      {"grad-accum", accum, Backend::kNccl, "--grad-accum splits a step into micro-batches"},
+      {"bf16", bf16, Backend::kNccl, "--precision bf16 casts under autocast"},
+      {"mpi", plain, Backend::kMpi,
        "gradients travel through host memory over MPI, which no CUDA graph can hold"},
   };
   for (const Case& c : cases) {
@@ -89,8 +92,8 @@ TEST_CASE("plan_cuda_graph: a build without CUDA graphs runs CUDA steps eagerly,
   const std::string reason =
       "this build cannot capture CUDA graphs (it needs a LibTorch 2.x with CUDA, and "
       "MNIST_DDP_CUDA_GRAPHS not OFF)";
-  CHECK(auto_decision(plain, cuda_plan("nccl")) == reason);
-  CHECK(on_refusal(plain, cuda_plan("nccl")).find(reason) != std::string::npos);
+  CHECK(auto_decision(plain, cuda_plan(Backend::kNccl)) == reason);
+  CHECK(on_refusal(plain, cuda_plan(Backend::kNccl)).find(reason) != std::string::npos);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace mnist_ddp::train {
 namespace {
 
 TEST_CASE("onecycle: lr/25 at the first step, lr at 30%, lr/25/1e4 at the last") {
-  const LrSchedule s("onecycle", 0.01, 0, 100);
+  const LrSchedule s(config::Schedule::kOneCycle, 0.01, 0, 100);
   CHECK(s.lr_at(0) == doctest::Approx(0.01 / 25));
   // PyTorch: the rise ends at step float(0.3 * 100) - 1 = 29.
   CHECK(s.lr_at(29) == doctest::Approx(0.01));
@@ -26,7 +26,7 @@ TEST_CASE("onecycle: lr/25 at the first step, lr at 30%, lr/25/1e4 at the last")
 }
 
 TEST_CASE("cosine: a linear warm-up, then half a cosine down towards 0") {
-  const LrSchedule s("cosine", 0.1, 10, 110);
+  const LrSchedule s(config::Schedule::kCosine, 0.1, 10, 110);
   CHECK(s.lr_at(0) == doctest::Approx(0.01));
   CHECK(s.lr_at(4) == doctest::Approx(0.05));
   CHECK(s.lr_at(9) == doctest::Approx(0.1));
@@ -38,11 +38,11 @@ TEST_CASE("cosine: a linear warm-up, then half a cosine down towards 0") {
 }
 
 TEST_CASE("constant: the warm-up, then --lr") {
-  const LrSchedule warm("constant", 0.2, 4, 50);
+  const LrSchedule warm(config::Schedule::kConstant, 0.2, 4, 50);
   CHECK(warm.lr_at(0) == doctest::Approx(0.05));
   CHECK(warm.lr_at(3) == doctest::Approx(0.2));
   CHECK(warm.lr_at(40) == 0.2);
-  const LrSchedule plain("constant", 0.2, 0, 50);
+  const LrSchedule plain(config::Schedule::kConstant, 0.2, 0, 50);
   CHECK(plain.lr_at(0) == 0.2);
   CHECK(plain.lr_at(49) == 0.2);
 }

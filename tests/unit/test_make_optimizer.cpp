@@ -24,7 +24,7 @@ TEST_CASE("make_optimizer: SGD and Adam get the configured options") {
   CHECK(sgd_options.momentum() == 0.5);
   CHECK(sgd_options.weight_decay() == 0.125);
 
-  config.optimizer = "adam";
+  config.optimizer = config::Optimizer::kAdam;
   config.momentum = 0;
   config.adam_beta1 = 0.7;
   config.adam_beta2 = 0.9;

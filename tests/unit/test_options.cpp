@@ -1,6 +1,6 @@
 // tests/unit/test_options.cpp — parse_command: the documented defaults, every option of the
 // option table from each source (command line, MNIST_DDP_* variables, --config file), their
-// precedence, and every validation rule.
+// precedence, every validation rule, and an entry added to the table reaching every one of them.
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -14,8 +14,8 @@
 
 #include <doctest/doctest.h>
 
+#include "checkpoint/training_checkpoint.hpp"
 #include "common/error.hpp"
-#include "config/describe_config.hpp"
 #include "config/options.hpp"
 #include "support/idx_writer.hpp"
 
@@ -144,10 +144,11 @@ const std::vector<OptionCase> kOptionCases = {
     {{"--min-accuracy", "0.9"}, {{"min-accuracy", "0.9"}}},
 };
 
-/// Parses `args` as if given after the program name.
-Command parse(std::vector<const char*> args) {
+/// Parses `args` as if given after the program name, as options of `options`.
+Command parse(std::vector<const char*> args,
+              const config::OptionTable& options = config::train_options()) {
   args.insert(args.begin(), "mnist_ddp");
-  return parse_command(static_cast<int>(args.size()), args.data());
+  return parse_command(static_cast<int>(args.size()), args.data(), options);
 }
 
 /// The UsageError message for `args`.
@@ -155,9 +156,10 @@ std::string usage_error(const std::vector<const char*>& args) {
   return error_message<UsageError>([&] { parse(args); });
 }
 
-/// Every option as describe_config shows it.
-Shown shown(const TrainConfig& config) {
-  const auto described = config::describe_config(config);
+/// Every option of `options` (whose scope is at least `scope`) as describe_config shows it.
+Shown shown(const TrainConfig& config, config::Scope scope = config::Scope::kRank,
+            const config::OptionTable& options = config::train_options()) {
+  const auto described = config::describe_config(config, scope, options);
   return Shown(described.begin(), described.end());
 }
 
@@ -494,12 +496,13 @@ TEST_SUITE("parse_command") {
   }
 
   TEST_CASE("a resume path needs no --checkpoint-dir; auto and --eval-only work with one") {
-    CHECK(parse({"--resume", "run/ckpt-step-000000001.json"}).config.resume ==
-          "run/ckpt-step-000000001.json");
+    const config::Resume path = parse({"--resume", "run/ckpt-step-000000001.json"}).config.resume;
+    CHECK(path.from == config::ResumeFrom::kPath);
+    CHECK(path.path == "run/ckpt-step-000000001.json");
     const TrainConfig config =
         parse({"--checkpoint-dir", "ckpt", "--resume", "auto", "--eval-only"}).config;
     CHECK(config.eval_only);
-    CHECK(config.resume == "auto");
+    CHECK(config.resume.from == config::ResumeFrom::kAuto);
   }
 
   TEST_CASE("each checkpoint validation rule names the option") {
@@ -535,10 +538,53 @@ TEST_SUITE("parse_command") {
     CHECK(contains(error_message<UsageError>([&] { config::validate(config); }),
                    "--checkpoint-every"));
     config = TrainConfig{};
-    config.resume = "auto";
+    config.resume.from = config::ResumeFrom::kAuto;
     CHECK(contains(error_message<UsageError>([&] { config::validate(config); }), "--resume"));
     config.checkpoint_dir = "ckpt";
     CHECK_NOTHROW(config::validate(config));
+  }
+
+  TEST_CASE("ranks compare every option but --data-dir") {
+    Shown agreed = kDocumentedDefaults;
+    agreed.erase("data-dir");
+    CHECK(shown(TrainConfig{}, config::Scope::kJob) == agreed);
+  }
+
+  TEST_CASE("an entry added to the option table is an option everywhere") {
+    config::OptionTable options = config::train_options();
+    options.back().second.push_back(config::option("seed-copy", &TrainConfig::seed,
+                                                   config::Scope::kTraining, {config::at_most(99)},
+                                                   "a second name for --seed"));
+    const std::string help = config::help_text(options);
+    CHECK(contains(help, "  --seed-copy arg (=1)"));
+    CHECK(contains(help, "a second name for --seed"));
+    CHECK_FALSE(contains(config::help_text(), "--seed-copy"));
+
+    const TrainConfig config = parse({"--seed-copy", "7"}, options).config;
+    CHECK(config.seed == 7);
+    CHECK(shown(config, config::Scope::kJob, options).at("seed-copy") == "7");
+    const nlohmann::json shape = checkpoint::training_shape(config, 100, options);
+    CHECK(shape.at("seed_copy") == 7);
+    CHECK_FALSE(checkpoint::training_shape(config, 100).contains("seed_copy"));
+    CHECK(error_message<UsageError>([&] {
+            parse({"--seed-copy", "100"}, options);
+          }) == "--seed-copy must be at most 99 (got 100)");
+    {
+      const ScopedEnv variable("MNIST_DDP_SEED_COPY", "8");
+      CHECK(parse({}, options).config.seed == 8);
+      const auto named = [](const std::vector<std::string>& warnings) {
+        return std::count_if(warnings.begin(), warnings.end(), [](const std::string& warning) {
+          return contains(warning, "MNIST_DDP_SEED_COPY");
+        });
+      };
+      CHECK(named(config::environment_warnings(options)) == 0);
+      CHECK(named(config::environment_warnings()) == 1);
+    }
+    TempDir dir;
+    const std::string path = dir.file("copy.cfg");
+    const std::string text = "seed-copy = 9\n";
+    write_file(path, Bytes(text.begin(), text.end()));
+    CHECK(parse({"--config", path.c_str()}, options).config.seed == 9);
   }
 }
 

@@ -76,9 +76,9 @@ TEST_CASE("off writes nothing") {
 }
 
 TEST_CASE("--progress values map to styles") {
-  CHECK(progress_style("live") == ProgressStyle::kLive);
-  CHECK(progress_style("lines") == ProgressStyle::kLines);
-  CHECK(progress_style("off") == ProgressStyle::kOff);
+  CHECK(progress_style(config::Progress::kLive) == ProgressStyle::kLive);
+  CHECK(progress_style(config::Progress::kLines) == ProgressStyle::kLines);
+  CHECK(progress_style(config::Progress::kOff) == ProgressStyle::kOff);
 }
 
 TEST_CASE("durations read as m:ss or h:mm:ss") {

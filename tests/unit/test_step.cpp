@@ -26,7 +26,7 @@ config::TrainConfig step_config() {
   config::TrainConfig config;
   config.batch_size = 16;
   config.lr = 0.1;
-  config.lr_schedule = "cosine";
+  config.lr_schedule = config::Schedule::kCosine;
   config.warmup_steps = 2;
   return config;
 }
@@ -62,7 +62,7 @@ struct Traced {
 };
 
 TEST_CASE("step: eager and graphed steps advance step, position and shard and take the rate") {
-  const LrSchedule schedule("cosine", 0.1, 2, 10);
+  const LrSchedule schedule(config::Schedule::kCosine, 0.1, 2, 10);
   for (const bool graphed : {false, true}) {
     CAPTURE(graphed);
     Setup setup(graphed, /*ranks=*/3);

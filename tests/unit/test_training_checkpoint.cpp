@@ -28,6 +28,9 @@ namespace mnist_ddp::testing {
 namespace {
 
 using checkpoint::CheckpointContents;
+using config::Optimizer;
+
+constexpr Optimizer kOptimizers[] = {Optimizer::kSgd, Optimizer::kAdam};
 
 /// The message of the CheckpointError that `action` throws.
 template <typename F>
@@ -50,10 +53,10 @@ at::Tensor rng_states(int ranks) {
 }
 
 /// The config of a run with Adam, or SGD with momentum: optimizers that keep state.
-config::TrainConfig with_optimizer(const std::string& optimizer) {
+config::TrainConfig with_optimizer(Optimizer optimizer) {
   config::TrainConfig config;
   config.optimizer = optimizer;
-  if (optimizer == "sgd") config.momentum = 0.9;
+  if (optimizer == Optimizer::kSgd) config.momentum = 0.9;
   return config;
 }
 
@@ -141,6 +144,22 @@ TEST_CASE("a checkpoint restores into a fresh run of the same shape, bit for bit
   }
 }
 
+TEST_CASE("the training shape holds the options that shape training, as it always has") {
+  CHECK(checkpoint::training_shape(config::TrainConfig{}, 60000).dump() ==
+        R"({"adam_beta1":0.9,"adam_beta2":0.999,"batch_size":64,"drop_last":false,)"
+        R"("global_batch_size":0,"grad_accum":1,"grad_dtype":"fp32","lr":0.01,)"
+        R"("lr_schedule":"constant","model":"linear","momentum":0.0,"normalize_mean":0.1307,)"
+        R"("normalize_std":0.3081,"optimizer":"sgd","schedule_epochs":0,"seed":1,)"
+        R"("train_images":60000,"warmup_steps":0,"weight_decay":0.0})");
+  config::TrainConfig global;
+  global.global_batch_size = 256;
+  global.lr_schedule = config::Schedule::kCosine;
+  const nlohmann::json shape = checkpoint::training_shape(global, 100);
+  CHECK_FALSE(shape.contains("batch_size"));  // each rank's share follows from the world size
+  CHECK(shape.at("schedule_epochs") == 5);
+  CHECK(shape.at("lr_schedule") == "cosine");
+}
+
 TEST_CASE("shape_differences lists every option that differs, by its option name") {
   const nlohmann::json saved = {{"model", "cnn"}, {"lr", 0.01}, {"batch_size", 64}};
   CHECK(checkpoint::shape_differences(saved, saved).empty());
@@ -164,14 +183,14 @@ TEST_CASE("a checkpoint of another run's options is refused, naming the options"
 }
 
 TEST_CASE("the learning-rate schedule and Adam's betas are part of a run's options") {
-  config::TrainConfig scheduled = with_optimizer("adam");
-  scheduled.lr_schedule = "onecycle";
+  config::TrainConfig scheduled = with_optimizer(Optimizer::kAdam);
+  scheduled.lr_schedule = config::Schedule::kOneCycle;
   scheduled.adam_beta1 = 0.7;
   Run writer(scheduled);
   const CheckpointContents contents = writer.checkpoint();
   CHECK_NOTHROW(Run(scheduled).restore(contents));
   const std::string message =
-      checkpoint_error([&] { Run(with_optimizer("adam")).restore(contents); });
+      checkpoint_error([&] { Run(with_optimizer(Optimizer::kAdam)).restore(contents); });
   CHECK(contains(message, "--lr-schedule: checkpoint \"onecycle\", this run \"constant\""));
   CHECK(contains(message, "--adam-beta1: checkpoint 0.7, this run 0.9"));
   // A schedule spans the steps of --epochs: another count would reshape it.
@@ -192,6 +211,18 @@ TEST_CASE("a checkpoint written before the schedule options existed resumes a ru
   warm.warmup_steps = 10;
   CHECK(contains(checkpoint_error([&] { Run(warm).restore(contents); }),
                  "--warmup-steps: checkpoint 0, this run 10"));
+}
+
+TEST_CASE("a checkpoint of a global batch holds no batch per rank, and says so") {
+  config::TrainConfig global;
+  global.global_batch_size = 128;
+  const CheckpointContents contents = Run(global).checkpoint();
+  CHECK_NOTHROW(Run(global).restore(contents));
+  config::TrainConfig per_rank;
+  per_rank.batch_size = 32;
+  CHECK(contains(checkpoint_error([&] { Run(per_rank).restore(contents); }),
+                 "--batch-size: checkpoint none, this run 32; --global-batch-size: checkpoint "
+                 "128, this run 0"));
 }
 
 TEST_CASE("a tensor of the wrong shape or a missing tensor is named") {
@@ -225,8 +256,8 @@ TEST_CASE("a tensor of the wrong shape or a missing tensor is named") {
 }
 
 TEST_CASE("a tensor that the run does not have is refused, naming it") {
-  for (const std::string& optimizer : {std::string("sgd"), std::string("adam")}) {
-    CAPTURE(optimizer);
+  for (const Optimizer optimizer : kOptimizers) {
+    CAPTURE(config::to_string(optimizer));
     Run writer(with_optimizer(optimizer));
     for (const std::string& name :
          {std::string("model/extra"), std::string("buffer/extra"), std::string("extra"),
@@ -320,11 +351,11 @@ TEST_CASE("CUDA generator states travel with a GPU run's checkpoint, checked for
 }
 
 TEST_CASE("Adam state with a missing or malformed entry is named") {
-  Run writer(with_optimizer("adam"));
+  Run writer(with_optimizer(Optimizer::kAdam));
   writer.take_a_step();
   CheckpointContents contents = writer.checkpoint();
   REQUIRE(tensor_named(contents, "optimizer/0/step").item<std::int64_t>() == 1);
-  Run reader(with_optimizer("adam"));
+  Run reader(with_optimizer(Optimizer::kAdam));
   const auto restore = [&] { return checkpoint_error([&] { reader.restore(contents); }); };
   SUBCASE("a step of two elements") {
     tensor_named(contents, "optimizer/0/step") = at::ones({2}, at::kLong);
@@ -370,18 +401,18 @@ TEST_CASE("Adam state with a missing or malformed entry is named") {
 }
 
 TEST_CASE("an SGD momentum buffer of another element type is named") {
-  Run writer(with_optimizer("sgd"));
+  Run writer(with_optimizer(Optimizer::kSgd));
   writer.take_a_step();
   CheckpointContents contents = writer.checkpoint();
   at::Tensor& buffer = tensor_named(contents, "optimizer/0/momentum_buffer");
   buffer = buffer.to(at::kDouble);
-  CHECK(checkpoint_error([&] { Run(with_optimizer("sgd")).restore(contents); }) ==
+  CHECK(checkpoint_error([&] { Run(with_optimizer(Optimizer::kSgd)).restore(contents); }) ==
         "'optimizer/0/momentum_buffer' is float64 in the checkpoint, float32 in the model");
 }
 
 TEST_CASE("a refused checkpoint leaves model and optimizer as they were") {
-  for (const char* optimizer : {"sgd", "adam"}) {
-    CAPTURE(optimizer);
+  for (const Optimizer optimizer : kOptimizers) {
+    CAPTURE(config::to_string(optimizer));
     Run writer(with_optimizer(optimizer));
     writer.take_a_step();
     CheckpointContents contents = writer.checkpoint();
@@ -397,7 +428,7 @@ TEST_CASE("a refused checkpoint leaves model and optimizer as they were") {
     // A bad optimizer entry: the model tensors before it fit.
     contents = writer.checkpoint();
     const std::string first_state =
-        optimizer == std::string("sgd") ? "optimizer/1/momentum_buffer" : "optimizer/1/exp_avg_sq";
+        optimizer == Optimizer::kSgd ? "optimizer/1/momentum_buffer" : "optimizer/1/exp_avg_sq";
     tensor_named(contents, first_state) = at::zeros({3});
     CHECK(contains(checkpoint_error([&] { reader.restore(contents); }), first_state));
     CHECK(same_snapshots(snapshot(reader), before));
@@ -414,19 +445,19 @@ TEST_CASE("a refused checkpoint leaves model and optimizer as they were") {
 }
 
 TEST_CASE("restored optimizer state is the run's own, not the checkpoint's tensors") {
-  Run writer(with_optimizer("adam"));
+  Run writer(with_optimizer(Optimizer::kAdam));
   writer.take_a_step();
   CheckpointContents contents = writer.checkpoint();
   const at::Tensor saved = tensor_named(contents, "optimizer/0/exp_avg").clone();
-  Run reader(with_optimizer("adam"));
+  Run reader(with_optimizer(Optimizer::kAdam));
   reader.restore(contents);
   reader.take_a_step();  // updates the moments in place
   CHECK(same_bits(tensor_named(contents, "optimizer/0/exp_avg"), saved));
 }
 
 TEST_CASE("SGD momentum and Adam state restore bit for bit") {
-  for (const char* optimizer : {"sgd", "adam"}) {
-    CAPTURE(optimizer);
+  for (const Optimizer optimizer : kOptimizers) {
+    CAPTURE(config::to_string(optimizer));
     Run writer(with_optimizer(optimizer));
     writer.take_a_step();
     const CheckpointContents contents = writer.checkpoint();
