@@ -104,8 +104,8 @@ struct TrainConfig {
   std::string tensorboard_dir;
   std::string report;
   std::string timeline;
-  // A window, so a long run's trace stays small enough to open (a step is 5 phase spans plus one
-  // per gradient bucket on each rank).
+  // A window, so a long run's trace stays small enough to open (an eager step is 5 phase spans
+  // plus one per gradient bucket on each rank, a graphed one 2).
   StepRange timeline_steps{1, 1000};
   double min_accuracy = 0.0;
 };
