@@ -17,12 +17,9 @@ namespace {
   throw Error(ExitCode::kFailure, what + " '" + path + "' failed: " + std::strerror(errno));
 }
 
-/// Creates a new file `<prefix><pid>.<n>` with O_EXCL, trying the next n while a name is
-/// taken (a leftover of a crashed process with the same pid). Note [File modes]: unlike
-/// mkstemp, which forces 0600, the file is created with mode 0666 so that the process umask
-/// decides, as for every other file a standard tool writes (the metrics file, TensorBoard
-/// events): 0644 under the usual umask 022, 0600 under 077. Closes the descriptor on every path
-/// out; unlinks the file unless released.
+/// Creates `<prefix><pid>.<n>` with O_EXCL, trying the next n past a crashed process's leftover.
+/// Note [File modes]: mode 0666, not mkstemp's forced 0600, so the umask decides as for any
+/// other file the run writes. Closes on every path out; unlinks unless renamed.
 class TemporaryFile {
  public:
   explicit TemporaryFile(const std::string& prefix) {

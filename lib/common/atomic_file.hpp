@@ -1,5 +1,4 @@
-// lib/common/atomic_file.hpp — provides: write_file_atomically, which replaces a file so that a
-// crash at any moment leaves either the old complete file or the new complete file, never a mix.
+// lib/common/atomic_file.hpp — provides: write_file_atomically (a crash leaves old or new)
 #pragma once
 
 #include <string>
@@ -7,10 +6,8 @@
 
 namespace mnist_ddp {
 
-/// Writes `contents` to a temporary file in the folder of `path`, flushes and fsyncs it,
-/// renames it over `path`, then fsyncs the folder so the rename itself survives a crash.
-/// The file gets mode 0666 less the umask (Note [File modes]). Throws Error naming the path
-/// and the failing system call.
+/// Writes, fsyncs and renames a temporary over `path`, then fsyncs the folder so the rename
+/// survives a crash (mode: Note [File modes]). Throws Error naming the path and the call.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace mnist_ddp

@@ -1,6 +1,5 @@
-// lib/common/error.hpp — provides: ExitCode, Error and its kinds (UsageError, DataError,
-// CheckpointError, CommError, InternalError), each carrying the process exit code it maps to, and
-// MDDP_INTERNAL_ASSERT.
+// lib/common/error.hpp — provides: ExitCode, Error and its kinds, each carrying its exit code,
+// and MDDP_INTERNAL_ASSERT.
 #pragma once
 
 #include <stdexcept>

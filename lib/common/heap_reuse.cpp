@@ -7,12 +7,9 @@ namespace mnist_ddp {
 
 // Note [Heap reuse]
 // ~~~~~~~~~~~~~~~~~
-// A training step allocates the same activation and gradient tensors, megabytes each, and frees
-// them again. By default glibc serves blocks that large with a fresh mmap and unmaps them on
-// free, so every step touches new pages: the cnn at batch 64 took about 4,000 page faults per
-// step (16 MB zeroed by the kernel). With mmap off, blocks come from the heap, and with a high
-// trim threshold freed memory stays there for the next step. Peak memory is unchanged; memory
-// is only not returned between steps.
+// Each step allocates and frees the same multi-megabyte tensors; glibc would mmap and unmap
+// them, so every step faults in fresh zeroed pages. With mmap off and a high trim threshold the
+// blocks stay on the heap for the next step. Peak memory is unchanged.
 bool keep_freed_memory_for_reuse() {
   constexpr int kNoTrimBelow = 1 << 30;  // bytes of free heap top kept rather than returned
   const bool no_mmap = mallopt(M_MMAP_MAX, 0) == 1;

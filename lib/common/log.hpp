@@ -1,5 +1,4 @@
-// lib/common/log.hpp — provides: Log, printf-style logging to stdout by rank 0 only (or by every
-// rank, prefixed with its rank, when asked).
+// lib/common/log.hpp — provides: Log, printf-style stdout logging by rank 0 (or every rank).
 #pragma once
 
 #include <cstdarg>
@@ -17,14 +16,12 @@ class Log {
   /// Writes one formatted line (the newline is added) and flushes, so Slurm logs stay current.
   void line(const char* format, ...) const __attribute__((format(printf, 2, 3)));
 
-  /// Replaces the live line at the bottom of a terminal by this text (no newline). The next
-  /// line() erases it first, so log lines never run into it.
+  /// Replaces the terminal's live bottom line (no newline); the next line() erases it first.
   void live(const char* format, ...) const __attribute__((format(printf, 2, 3)));
   /// Erases the live line, if any.
   void end_live() const;
 
  private:
-  /// Writes `before`, the formatted text and `after`, then flushes.
   void write(const char* before, const char* format, va_list args, const char* after) const;
 
   int rank_;

@@ -1,5 +1,4 @@
-// lib/common/process_clock.cpp — /proc/self/stat's start time against CLOCK_BOOTTIME, the clock it
-// is measured on.
+// lib/common/process_clock.cpp — /proc/self/stat's start time against CLOCK_BOOTTIME, its clock.
 #include "common/process_clock.hpp"
 
 #include <ctime>
@@ -14,8 +13,7 @@ namespace mnist_ddp {
 double seconds_since_process_start() {
   std::ifstream file("/proc/self/stat");
   const std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  // Field 22 is the start time in clock ticks since boot. Fields 3 onwards follow the command
-  // name, which ends at the last ')' and may itself hold spaces.
+  // Field 22: start in ticks since boot; count from the last ')', as names may hold spaces.
   const size_t name_end = stat.rfind(')');
   if (name_end == std::string::npos) return 0;
   std::size_t position = name_end + 2;

@@ -1,6 +1,5 @@
-// lib/common/process_clock.hpp — provides: seconds_since_process_start, the time since the
-// kernel started this process (before the dynamic loader ran), for honest start-up figures, and
-// seconds_since, the steady clock's seconds from a point until now.
+// lib/common/process_clock.hpp — provides: seconds_since_process_start (from before the dynamic
+// loader ran, for honest start-up times) and seconds_since.
 #pragma once
 
 #include <chrono>

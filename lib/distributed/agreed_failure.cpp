@@ -1,5 +1,4 @@
-// lib/distributed/agreed_failure.cpp — one watched MPI_Iallreduce (MAXLOC) decides the exit code
-// and the reporter.
+// lib/distributed/agreed_failure.cpp — one watched MPI_Iallreduce (MAXLOC) picks code and reporter.
 #include "distributed/agreed_failure.hpp"
 
 #include <array>
@@ -18,19 +17,17 @@
 namespace mnist_ddp::distributed {
 namespace {
 
-/// An exit code and the rank it comes from: MAXLOC picks the highest code and, among equal
-/// codes, the lowest rank.
+/// MAXLOC picks the highest code and, among equal codes, the lowest rank.
 struct Verdict {
   int code = 0;
   int rank = 0;
 };
 
-/// The verdict of every rank's `local_code` over `watched`'s communicator, waited for under the
-/// watchdog; `what` names the wait in its CommTimeout.
+/// Agrees on every rank's `local_code` under the watchdog; `what` names the wait in a CommTimeout.
 Verdict agree(MpiWatchdog& watched, int local_code, const std::string& what) {
   int rank = 0;
   MDDP_MPI_CHECK(MPI_Comm_rank(watched.comm(), &rank));
-  // Mine, then the agreed one.
+  // Mine, then the agreed one; shared so the buffers outlive an abandoned wait.
   const auto verdicts = std::make_shared<std::array<Verdict, 2>>();
   (*verdicts)[0] = Verdict{local_code, rank};
   MPI_Request request = MPI_REQUEST_NULL;
@@ -40,7 +37,6 @@ Verdict agree(MpiWatchdog& watched, int local_code, const std::string& what) {
   return (*verdicts)[1];
 }
 
-/// The exit code `error` maps to: an Error's own, 1 for any other exception.
 ExitCode exit_code(const std::exception& error) {
   const auto* known = dynamic_cast<const Error*>(&error);
   return known != nullptr ? known->code() : ExitCode::kFailure;
@@ -53,7 +49,6 @@ int report_error(const std::string& label, const std::exception& error) {
   // LibTorch's errors carry a C++ backtrace in what(); the first line says what went wrong.
   const auto* torch_error = dynamic_cast<const c10::Error*>(&error);
   const char* what = torch_error != nullptr ? torch_error->what_without_backtrace() : error.what();
-  // The program's own name: mnist_ddp or allreduce_bench.
   const char* program = program_invocation_short_name;
   std::fprintf(stderr, "%s: error: %s %s\n", program, label.c_str(), what);
   if (code == ExitCode::kUsage) std::fprintf(stderr, "Try '%s --help'.\n", program);

@@ -1,5 +1,4 @@
-// lib/distributed/broadcast_bytes.hpp — provides: broadcast_bytes, a byte string of any length from
-// rank 0 to every rank (checkpoints read by one rank).
+// lib/distributed/broadcast_bytes.hpp — provides: broadcast_bytes, rank 0's bytes to every rank.
 #pragma once
 
 #include <string>
@@ -8,8 +7,7 @@
 
 namespace mnist_ddp::distributed {
 
-/// Collective: rank 0's `bytes` on every rank (the size travels first); other ranks' argument
-/// is ignored.
+/// Collective: rank 0's `bytes` on every rank; other ranks' argument is ignored.
 std::string broadcast_bytes(Communicator& comm, const std::string& bytes);
 
 }  // namespace mnist_ddp::distributed

@@ -21,8 +21,7 @@ int cuda_device_count() {
     throw CommError(std::string("no CUDA device: ") + e.what());
   }
   int count = 0;
-  // Without a driver (libcuda.so.1 missing) the runtime answers cudaErrorInsufficientDriver at
-  // once; with CUDA_VISIBLE_DEVICES="" it answers cudaErrorNoDevice. Neither waits on hardware.
+  // Fails at once: no driver gives InsufficientDriver, CUDA_VISIBLE_DEVICES="" NoDevice.
   const cudaError_t result = cuda->cudaGetDeviceCount(&count);
   if (result != cudaSuccess) {
     cuda->cudaGetLastError();  // the error is sticky until read; later checks must not see it
@@ -47,7 +46,7 @@ CudaDevice cuda_device(int index) {
   cudaDeviceProp properties{};
   MDDP_CUDA_CHECK(cuda_runtime().cudaGetDeviceProperties(&properties, index));
   device.name = properties.name;
-  std::array<char, 32> bus_id{};  // "0000:18:00.0" and its terminator; 13 would do
+  std::array<char, 32> bus_id{};  // "0000:18:00.0" and its terminator
   MDDP_CUDA_CHECK(
       cuda_runtime().cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), index));
   device.pci_bus_id = bus_id.data();

@@ -1,13 +1,11 @@
-// lib/distributed/cuda_devices.hpp — provides: the CUDA devices this process sees (count, name, PCI
-// bus id) and the choice of one per local rank, on the CUDA runtime API alone (Debian's LibTorch
-// has no CUDA; only built with the NCCL backend).
+// lib/distributed/cuda_devices.hpp — provides: the visible CUDA devices and one per local rank,
+// on the CUDA runtime alone (Debian's LibTorch has no CUDA); NCCL builds only.
 #pragma once
 
 #include <string>
 
 namespace mnist_ddp::distributed {
 
-/// One CUDA device, as the rank layout prints it.
 struct CudaDevice {
   int index = 0;           // CUDA runtime index, after CUDA_VISIBLE_DEVICES
   std::string name;        // "NVIDIA H100 80GB HBM3"
@@ -17,19 +15,16 @@ struct CudaDevice {
   std::string describe() const;
 };
 
-/// Number of CUDA devices visible to this process. Throws CommError "no CUDA device: ..." when
-/// there is none, no driver or no usable one; without a driver this returns at once.
+/// Throws CommError "no CUDA device: ..." when there is none or no usable driver.
 int cuda_device_count();
 
-/// Name and PCI bus id of device `index` (0 <= index < cuda_device_count()).
 CudaDevice cuda_device(int index);
 
-/// The device local rank `local_rank` uses: local_rank modulo `device_count` (under srun
-/// --gpus-per-task=1 every task sees one device, its own, as device 0). Ranks that outnumber the
-/// devices would share one, which NCCL refuses; make_nccl_communicator says so.
+/// local_rank modulo `device_count` (under srun --gpus-per-task=1 each task sees its own as 0).
+/// Ranks that outnumber the devices share one, which NCCL refuses.
 int device_for_local_rank(int local_rank, int device_count);
 
-/// Makes device `index` current for the calling thread (cudaSetDevice) and returns it.
+/// cudaSetDevice for the calling thread.
 CudaDevice select_device(int index);
 
 }  // namespace mnist_ddp::distributed

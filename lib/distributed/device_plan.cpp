@@ -1,5 +1,4 @@
-// lib/distributed/device_plan.cpp — device, backend and replicas from the options and every rank's
-// capability.
+// lib/distributed/device_plan.cpp — device, backend and replicas from options and capabilities.
 #include "distributed/device_plan.hpp"
 
 #include <mpi.h>
@@ -26,7 +25,6 @@ std::string name_ranks(const std::vector<int>& which, const std::vector<RankCapa
   return text + " (" + host_list + ")";
 }
 
-/// Ranks whose capability lacks `what`.
 template <typename Lacks>
 std::vector<int> ranks_where(const std::vector<RankCapability>& ranks, Lacks lacks) {
   std::vector<int> which;

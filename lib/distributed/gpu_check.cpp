@@ -10,7 +10,7 @@ namespace mnist_ddp::distributed {
 
 void check_cuda(cudaError_t result, const char* expression, const char* file, int line) {
   if (result == cudaSuccess) return;
-  // Clear the sticky "last error" so that a later, unrelated check does not report it again.
+  // Clear the sticky last error so a later, unrelated check does not report it again.
   cuda_runtime().cudaGetLastError();
   throw Error(ExitCode::kFailure, std::string(expression) +
                                       " failed: " + cuda_runtime().cudaGetErrorName(result) + " (" +

@@ -1,6 +1,5 @@
-// lib/distributed/gpu_check.hpp — provides: MDDP_CUDA_CHECK(expr) and MDDP_NCCL_CHECK(expr), which
-// turn a failed CUDA runtime call into an Error (exit code 1) and a failed NCCL call into a
-// CommError, naming the call, the error text and the call site (only built with the NCCL backend).
+// lib/distributed/gpu_check.hpp — provides: MDDP_CUDA_CHECK (Error, exit 1) and MDDP_NCCL_CHECK
+// (CommError), naming the call, error text and call site; NCCL builds only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,14 +9,12 @@
 
 namespace mnist_ddp::distributed {
 
-/// Throws Error (exit code 1) unless `result` is cudaSuccess.
 void check_cuda(cudaError_t result, const char* expression, const char* file, int line);
 
-/// Throws CommError unless `result` is ncclSuccess. ncclInProgress is not an error here: the
-/// caller of a non-blocking communicator polls it (NcclCommunicator does).
+/// ncclInProgress passes: the caller of a non-blocking communicator polls it.
 void check_nccl(ncclResult_t result, const char* expression, const char* file, int line);
 
-/// "ncclX failed: <ncclGetErrorString> (<ncclGetLastError>)", for errors found by polling.
+/// "<ncclGetErrorString> (<ncclGetLastError>)", for errors found by polling.
 std::string nccl_error_text(ncclResult_t result, ncclComm_t comm);
 
 }  // namespace mnist_ddp::distributed

@@ -1,5 +1,4 @@
-// lib/distributed/gpu_libraries.cpp — the CUDA runtime and NCCL, opened with dlopen and resolved
-// function by function.
+// lib/distributed/gpu_libraries.cpp — the CUDA runtime and NCCL, dlopened and resolved by name.
 #include "distributed/gpu_libraries.hpp"
 
 #include <dlfcn.h>
@@ -7,25 +6,18 @@
 #include "common/error.hpp"
 
 // Note [The NCCL backend loads its libraries]
-// The NCCL backend is compiled in wherever the CUDA toolkit and NCCL are found, but the program
-// must still start where they are not installed: on the CPU nodes of a cluster, in the CPU
-// container image, from the Debian package (no Debian package provides libnccl.so.2 or
-// libcudart.so.13, so the package cannot depend on them). Linked normally, the program would be
-// refused by the dynamic loader there before main. So neither library is linked: the backend
-// opens each when it first needs it, and a machine without it gets a clear CommError (exit 5)
-// from the run that asked for NCCL. A CPU run opens them only for rank 0's banner, which names
-// the loaded versions or says why they could not be loaded, and trains on. The process must hold
-// one copy of each (a second NCCL keeps state of its own): the build-time file comes first, and
-// that is LibTorch's own where a CUDA LibTorch ships one (cmake/nccl.cmake); a file LibTorch loaded
-// already is not loaded twice, as the loader recognises it by its file, or by the soname when the
-// soname is the candidate.
+// A build with the NCCL backend must still start where libcudart and libnccl are absent (CPU
+// nodes, the CPU image, the Debian package, which cannot depend on them), so neither is linked:
+// each is dlopened on first use, and a run that asked for NCCL without it gets a CommError
+// (exit 5). The process must hold one copy of each (a second NCCL keeps its own state): the
+// build-time file, LibTorch's own where it ships one, comes first, and the loader reuses a file
+// already loaded.
 
 namespace mnist_ddp::distributed {
 namespace {
 
-// Two steps, so that a function name the headers define as a macro becomes the symbol it stands
-// for (built for per-thread default streams, cuda_runtime_api.h maps cudaEventRecord to
-// cudaEventRecord_ptsz, for instance).
+// Two steps, so a name the headers define as a macro (cudaEventRecord -> cudaEventRecord_ptsz
+// under per-thread default streams) becomes the symbol it stands for.
 #define MDDP_SYMBOL_NAME(name) MDDP_SYMBOL_NAME_OF(name)
 #define MDDP_SYMBOL_NAME_OF(name) #name
 // Sets library.name from `handle`, or returns the missing symbol's name.
@@ -50,8 +42,7 @@ Library load_first(const std::vector<std::string>& candidates, const char* name)
   std::string tried;
   for (const std::string& candidate : candidates) {
     tried += tried.empty() ? "" : "; ";
-    // Local binding: every call goes through the resolved pointers. The handle is never closed,
-    // as the pointers live as long as the process.
+    // Local binding: calls go through the pointers, so the handle is never closed.
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* reason = dlerror();

@@ -8,8 +8,7 @@
 namespace mnist_ddp::distributed {
 
 void keep_until_exit(std::shared_ptr<const void> buffer) {
-  // Never destroyed: the buffers must outlive every static destructor too. Reachable, so a leak
-  // checker does not count them.
+  // Never destroyed, to outlive static destructors; reachable, so leak checkers stay quiet.
   static auto* const kept = new std::vector<std::shared_ptr<const void>>();
   static std::mutex mutex;
   const std::lock_guard<std::mutex> lock(mutex);

@@ -1,12 +1,10 @@
-// lib/distributed/mpi_check.hpp — provides: MDDP_MPI_CHECK(expr), which turns a failed MPI call
-// into a CommError naming the call, the MPI error text and the call site.
+// lib/distributed/mpi_check.hpp — provides: MDDP_MPI_CHECK, a CommError naming call, text and site.
 #pragma once
 
 #include <mpi.h>
 
 namespace mnist_ddp::distributed {
 
-/// Throws CommError unless `result` is MPI_SUCCESS.
 void check_mpi(int result, const char* expression, const char* file, int line);
 
 }  // namespace mnist_ddp::distributed

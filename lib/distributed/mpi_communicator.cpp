@@ -32,8 +32,7 @@ MPI_Datatype mpi_type_of(const at::Tensor& tensor) {
   }
 }
 
-/// Elementwise sum of 16-bit floats, each partial sum rounded back to 16 bits, as a user-defined
-/// MPI operation (MPI has no bfloat16 or half type).
+/// A user-defined MPI sum, as MPI has no bfloat16 or half; partial sums round to 16 bits.
 template <typename Half>
 void sum_16_bit(void* in, void* inout, int* count, MPI_Datatype*) {
   const auto* a = static_cast<const Half*>(in);
@@ -42,7 +41,7 @@ void sum_16_bit(void* in, void* inout, int* count, MPI_Datatype*) {
     b[i] = static_cast<Half>(static_cast<float>(a[i]) + static_cast<float>(b[i]));
 }
 
-/// MPI's type and sum for a 16-bit float tensor, created once per process.
+/// Created once per process.
 struct SixteenBitSum {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
@@ -75,8 +74,7 @@ class MpiPendingCollective final : public PendingCollective {
   ~MpiPendingCollective() override {
     if (request_ == MPI_REQUEST_NULL) return;
     if (std::uncaught_exceptions() > 0) {
-      // On the way to MPI_Abort (a rank failed or timed out): waiting could block forever. MPI
-      // may still write into the tensor until the job ends.
+      // On the way to MPI_Abort: waiting could block forever, and MPI may still write the tensor.
       keep_until_exit(std::make_shared<at::Tensor>(std::move(tensor_)));
       return;
     }
@@ -112,7 +110,6 @@ class MpiPendingCollective final : public PendingCollective {
   int divide_by_;
 };
 
-/// The element count as MPI's int, after checking that MPI can address the tensor directly.
 int checked_count(const at::Tensor& tensor, const char* collective) {
   MDDP_INTERNAL_ASSERT(tensor.device().is_cpu() && tensor.is_contiguous(),
                        std::string(collective) + " over MPI needs a contiguous CPU tensor");
@@ -130,7 +127,6 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, double timeout_seconds)
 
 namespace {
 
-/// How MPI reduces `tensor` with `op`, after checking that it can.
 struct Reduction {
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -166,7 +162,7 @@ void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   watchdog_.wait(request, "all_reduce of " + std::to_string(r.count) + " " +
                               c10::toString(tensor.scalar_type()));
   // Note [Gradient averaging]: the sum is complete only once the allreduce has finished, so the
-  // division by the world size comes after it, never before.
+  // division by the world size comes after it.
   if (op == ReduceOp::kAverage) tensor.div_(size_);
 }
 

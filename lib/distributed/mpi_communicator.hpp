@@ -1,5 +1,4 @@
-// lib/distributed/mpi_communicator.hpp — provides: MpiCommunicator, the Communicator over MPI for
-// contiguous CPU tensors.
+// lib/distributed/mpi_communicator.hpp — provides: MpiCommunicator, for contiguous CPU tensors.
 #pragma once
 
 #include <mpi.h>
@@ -11,11 +10,10 @@
 
 namespace mnist_ddp::distributed {
 
-/// Communicator over an MPI communicator (MPI_COMM_WORLD in the program).
 class MpiCommunicator final : public Communicator {
  public:
-  /// Collective over `comm`. A collective that waits longer than `timeout_seconds` throws
-  /// CommError naming it and the ranks that had not joined (Note [Stall diagnosis]).
+  /// Collective. A wait past `timeout_seconds` throws CommError naming the missing ranks
+  /// (Note [Stall diagnosis]).
   explicit MpiCommunicator(MPI_Comm comm,
                            double timeout_seconds = std::numeric_limits<double>::infinity());
 

@@ -1,5 +1,4 @@
-// lib/distributed/mpi_watchdog.cpp — polling waits with a deadline, and the status queries of
-// Note [Stall diagnosis].
+// lib/distributed/mpi_watchdog.cpp — deadline waits and the queries of Note [Stall diagnosis].
 #include "distributed/mpi_watchdog.hpp"
 
 #include <array>
@@ -94,8 +93,7 @@ std::string MpiWatchdog::diagnose(std::int64_t number) {
   for (int peer = 0; peer < size_; ++peer) {
     if (peer == rank_) continue;
     Answer& answer = answers_[peer];
-    // An answer that arrived since an earlier diagnosis is out of date: ask again. One still
-    // outstanding will say where the peer stands when it comes.
+    // An answer from an earlier diagnosis is out of date: ask again; one outstanding is current.
     if (answer.receive != MPI_REQUEST_NULL) {
       int out_of_date = 0;
       MDDP_MPI_CHECK(MPI_Test(&answer.receive, &out_of_date, MPI_STATUS_IGNORE));

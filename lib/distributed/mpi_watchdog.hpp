@@ -1,7 +1,5 @@
-// lib/distributed/mpi_watchdog.hpp — provides: MpiWatchdog, which waits for collectives with a
-// deadline and, when one is missed, names the collective and the ranks that had not joined it (as
-// Horovod's stall inspector and PyTorch's NCCL watchdog do), so a stalled or lost rank ends the job
-// instead of leaving the others waiting forever.
+// lib/distributed/mpi_watchdog.hpp — provides: MpiWatchdog, deadline waits on collectives that
+// name the ranks that had not joined (as Horovod's stall inspector does), and describe_stall.
 #pragma once
 
 #include <mpi.h>
@@ -17,25 +15,19 @@
 
 namespace mnist_ddp::distributed {
 
-/// What a watched wait throws at its timeout: a rank is stalled, so it would not join an
-/// agreement either, and the job ends.
+/// Thrown at a watched wait's timeout: the stalled rank would not join an agreement either.
 struct CommTimeout : CommError {
   using CommError::CommError;
 };
 
-/// Note [Stall diagnosis]. Every rank counts the collectives it starts on the watched
-/// communicator. While waiting, a rank answers status queries on a communicator of its own (a
-/// duplicate, so they never mix with training traffic). A rank whose wait passes the timeout
-/// asks every other rank for its count and waits a short grace period for the answers: a rank
-/// with a lower count had not joined yet; a rank that does not answer is stalled, dead or busy
-/// outside communication. The collective named, and those ranks, go into the CommTimeout. A
-/// query's answer is received into the watchdog, not into the diagnosis, because it may arrive
-/// after the diagnosis gave up; a rank whose answer is still outstanding is not asked again, and
-/// its answer, when it comes, is its count at that time.
+/// Note [Stall diagnosis]. Each rank counts the collectives it starts and, while waiting, answers
+/// count queries on a duplicate communicator (never mixed with training traffic). On timeout a
+/// rank asks every peer and waits a short grace: a lower count had not joined; silence means
+/// stalled, dead or busy. Answers land in the watchdog, not the diagnosis, as they may come after
+/// it gave up; a peer with an answer outstanding is not asked again.
 class MpiWatchdog {
  public:
-  /// Watches collectives on `comm` (every rank must construct it: it duplicates `comm` and
-  /// gathers every rank's host name, for the diagnosis).
+  /// Collective: duplicates `comm` and gathers every rank's host name.
   MpiWatchdog(MPI_Comm comm, double timeout_seconds);
   /// Withdraws the queries whose answers never came.
   ~MpiWatchdog();
@@ -43,7 +35,6 @@ class MpiWatchdog {
   MpiWatchdog& operator=(const MpiWatchdog&) = delete;
 
   void set_timeout(double seconds) { timeout_seconds_ = seconds; }
-  /// The watched communicator.
   MPI_Comm comm() const { return comm_; }
 
   /// Call when a collective is started on the watched communicator; returns its number.
@@ -52,9 +43,8 @@ class MpiWatchdog {
   /// Tests `request` once (answering queries); true when it is complete.
   bool test(MPI_Request& request);
 
-  /// Waits for `request`, the collective numbered `number` named `what`. Throws CommTimeout when
-  /// it is not done after the timeout, keeping `buffers` (the collective's, which a late rank may
-  /// still complete) until the process ends.
+  /// Throws CommTimeout after the timeout, keeping `buffers` (which a late rank may still
+  /// complete) until exit.
   void wait(MPI_Request& request, std::int64_t number, const std::string& what,
             std::shared_ptr<const void> buffers = nullptr);
   /// wait() for a collective just started on comm().
@@ -64,12 +54,9 @@ class MpiWatchdog {
   }
 
  private:
-  /// Replies to every status query that has arrived.
   void answer_queries();
-  /// The ranks that had not joined collective `number`, as text for the error.
   std::string diagnose(std::int64_t number);
 
-  /// The answer to this rank's status query to one peer.
   struct Answer {
     std::int64_t started = 0;                // the peer's count, once received
     MPI_Request receive = MPI_REQUEST_NULL;  // while the answer is outstanding
@@ -85,10 +72,7 @@ class MpiWatchdog {
   std::vector<Answer> answers_;     // per peer
 };
 
-/// The diagnosis of Note [Stall diagnosis], as text for the error of rank `rank`, which waits for
-/// collective `number`: `started[r]` is the count of collectives rank r had started, or nullopt
-/// when r did not answer; `hosts`, every rank's host (or empty). "rank 0 waits for rank(s) 2@gpu03
-/// not responding ...; rank(s) 1@gpu02 (at #4) had not joined".
+/// Note [Stall diagnosis] as text; `started[r]` is rank r's count, nullopt when it did not answer.
 std::string describe_stall(int rank, std::int64_t number,
                            const std::vector<std::optional<std::int64_t>>& started,
                            const std::vector<std::string>& hosts = {});

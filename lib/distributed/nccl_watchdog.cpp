@@ -1,5 +1,4 @@
-// lib/distributed/nccl_watchdog.cpp — poll the watched collectives' events and NCCL's asynchronous
-// error.
+// lib/distributed/nccl_watchdog.cpp — polls watched events and NCCL's asynchronous error.
 #include "distributed/nccl_watchdog.hpp"
 
 #include <cstdio>
@@ -93,8 +92,7 @@ void NcclWatchdog::give_up(const std::string& what, const std::string& reason,
                "communicator was aborted\n",
                rank_, what.c_str(), rank_, device_, reason.c_str());
   std::fflush(stderr);
-  // Never released: the process ends holding it, so no other thread enters the aborted
-  // communicator (Note [One thread in NCCL at a time]).
+  // Never released: no thread may enter the aborted communicator.
   nccl_mutex_.lock();
   nccl().ncclCommAbort(comm_);
   std::_Exit(static_cast<int>(code));

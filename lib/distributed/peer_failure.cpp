@@ -1,5 +1,4 @@
-// lib/distributed/peer_failure.cpp — announcements of a failed set-up step, as non-blocking
-// point-to-point messages on a duplicate communicator.
+// lib/distributed/peer_failure.cpp — failure announcements as MPI_Isends on a duplicate.
 #include "distributed/peer_failure.hpp"
 
 #include <memory>
@@ -37,8 +36,7 @@ PeerFailureWatch::~PeerFailureWatch() {
     }
     keep_until_exit(std::move(message_));  // MPI may still read it
   }
-  // Kept after a failure: a late announcement must not reach a later communicator (Note [Set-up
-  // failure is agreed while polling]).
+  // Kept after a failure (Note [Set-up failure is agreed while polling]).
   if (announced_ || heard_) return;
   MPI_Comm_free(&comm_);
 }

@@ -1,5 +1,4 @@
-// lib/distributed/poll_wait.hpp — provides: what every polling wait for communication shares: its
-// clock, the pause between polls, and poll_until, the loop made of them.
+// lib/distributed/poll_wait.hpp — provides: PollClock, pause_after and poll_until.
 #pragma once
 
 #include <chrono>
@@ -15,8 +14,7 @@ using PollClock = std::chrono::steady_clock;
 /// core (ranks may outnumber cores), then sleep (a long wait should cost nothing).
 void pause_after(double waited_seconds);
 
-/// Calls `done_yet` until it returns true (then returns true) or more than `timeout_seconds` have
-/// passed (then returns false), pausing between calls as pause_after says.
+/// False when `timeout_seconds` passed before `done_yet` returned true.
 bool poll_until(const std::function<bool()>& done_yet, double timeout_seconds);
 
 }  // namespace mnist_ddp::distributed

@@ -1,5 +1,4 @@
-// lib/distributed/staging_communicator.cpp — copy to the transport's device, run the collective,
-// copy back.
+// lib/distributed/staging_communicator.cpp — copy to the transport's device, reduce, copy back.
 #include "distributed/staging_communicator.hpp"
 
 #include <ATen/ATen.h>
@@ -7,7 +6,6 @@
 namespace mnist_ddp::distributed {
 namespace {
 
-/// A staged allreduce in flight: once the inner one is done, its result goes back to `target`.
 class StagedPendingCollective final : public PendingCollective {
  public:
   StagedPendingCollective(std::unique_ptr<PendingCollective> inner, at::Tensor staged,

@@ -1,6 +1,5 @@
-// lib/distributed/staging_communicator.hpp — provides: StagingCommunicator, which lets a transport
-// that works on one kind of memory (NCCL: this rank's GPU; MPI: host memory) reduce tensors that
-// live anywhere, by copying them there and back.
+// lib/distributed/staging_communicator.hpp — provides: StagingCommunicator, which copies tensors
+// to and from the transport's device (NCCL: this rank's GPU; MPI: host).
 #pragma once
 
 #include <memory>
@@ -12,12 +11,9 @@
 
 namespace mnist_ddp::distributed {
 
-/// Note [Staged collectives]. A tensor already on the transport's device goes straight to the
-/// inner communicator, so the gradient buckets, which live on the training device, are never
-/// copied when transport and training share a device (NCCL on CUDA, MPI on CPU). Anything else
-/// (the CPU bookkeeping tensors of a CUDA run under NCCL, every tensor of a CUDA run under MPI)
-/// is copied to the transport's device, reduced there and copied back; copies to and from a GPU
-/// wait for the work that produced or reads them, so the result is ordered as the caller expects.
+/// Note [Staged collectives]. A tensor on the transport's device goes straight through, so
+/// gradient buckets are never copied when transport and training share a device. Others are
+/// copied there and back; copies to and from a GPU are stream-ordered, so results arrive in order.
 class StagingCommunicator final : public Communicator {
  public:
   StagingCommunicator(std::unique_ptr<Communicator> inner, c10::Device transport);
@@ -31,7 +27,6 @@ class StagingCommunicator final : public Communicator {
   void broadcast(at::Tensor& tensor, int root) override;
   at::Tensor all_gather(const at::Tensor& tensor) override;
   void barrier() override { inner_->barrier(); }
-  /// The communicator tensors are staged for.
   Communicator& transport() { return *inner_; }
 
  private:

@@ -34,13 +34,10 @@ bool mpi_running() {
 }  // namespace
 
 World::World(int* argc, char*** argv) {
-  // One thread at a time calls MPI, but not always the main one: on CUDA the gradient hooks that
-  // start bucket allreduces run on LibTorch's autograd device thread while the main thread waits
-  // in backward().
-  // An MPI that provides less is refused only where that matters: on CUDA (plan_devices).
+  // On CUDA the gradient hooks call MPI from autograd's thread; a lower level is refused only
+  // there (plan_devices).
   MDDP_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &thread_level_));
-  // Errors come back as return codes, so they become exceptions with a message instead of
-  // Open MPI's default of killing the job without saying where.
+  // Return codes become exceptions with a message, not Open MPI's silent job kill.
   MDDP_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   MDDP_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));

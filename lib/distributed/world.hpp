@@ -1,6 +1,5 @@
-// lib/distributed/world.hpp — provides: World (RAII MPI start-up and teardown, world rank and size,
-// local rank and count on this node, the node's identity and count, host name, the MPI thread
-// level, watched waits for the collectives of start-up), process_label() and abort_job().
+// lib/distributed/world.hpp — provides: World (RAII MPI, ranks, nodes, watched start-up waits),
+// process_label() and abort_job().
 #pragma once
 
 #include <memory>
@@ -25,22 +24,19 @@ class World {
   int local_rank() const { return local_rank_; }  ///< rank among the ranks on this node
   int local_size() const { return local_size_; }  ///< ranks on this node
   int node_count() const { return node_count_; }  ///< nodes the job spans
-  /// This node's identity: the world rank of its local rank 0. Unlike the host name it differs
-  /// between nodes even where containers give every node the same name.
+  /// The world rank of this node's local rank 0: unique even where containers share host names.
   int node_id() const { return node_id_; }
-  /// The MPI thread level MPI_Init_thread provided (MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE).
+  /// As MPI_Init_thread provided it.
   int thread_level() const { return thread_level_; }
   const std::string& host() const { return host_; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
-  /// Waits for `request`, a collective just started on comm(), as the training collectives wait
-  /// (Note [Stall diagnosis]): after the --comm-timeout it throws CommTimeout naming `what` and
-  /// the ranks that had not joined, so a rank stuck before it (a stalled file system while loading
-  /// data, a hanging GPU driver) ends the job instead of leaving the others waiting for ever.
+  /// For a collective just started on comm(): CommTimeout after --comm-timeout naming `what` and
+  /// the ranks that had not joined (Note [Stall diagnosis]).
   void wait(MPI_Request& request, const std::string& what) const;
-  /// The watchdog of wait(), for the steps that take one (agreements, NCCL's set-up).
+  /// For agreements and NCCL's set-up.
   MpiWatchdog& watchdog() const { return *watchdog_; }
-  /// The deadline of wait(): the default --comm-timeout until the options are known.
+  /// wait()'s deadline: the default --comm-timeout until the options are known.
   void set_comm_timeout(double seconds);
 
   /// "[rank 3@gpu07]": the prefix of every error line.
@@ -61,9 +57,8 @@ class World {
 /// World::label() where no World could be made: the rank from MPI where it started, else "?".
 std::string process_label();
 
-/// Ends every rank of the job with `code` (MPI_Abort) where MPI has started, else this process.
-/// Use when other ranks may be blocked in a collective and can no longer be reached by an agreed
-/// error path.
+/// MPI_Abort with `code` where MPI runs, else ends this process; for when no agreement can reach
+/// ranks blocked in a collective.
 [[noreturn]] void abort_job(int code);
 
 }  // namespace mnist_ddp::distributed
