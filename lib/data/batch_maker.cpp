@@ -1,5 +1,4 @@
-// lib/data/batch_maker.cpp — gather, convert and normalize a batch: one pass on one thread on the
-// CPU, one gather from a normalized copy on a GPU.
+// lib/data/batch_maker.cpp — one pass on one thread on the CPU, one gather on a GPU.
 #include "data/batch_maker.hpp"
 
 #include <cstdint>
@@ -13,12 +12,9 @@ namespace mnist_ddp::data {
 namespace {
 
 // Note [Batches on one thread]
-// A CPU batch is a few hundred kilobytes: gathering, converting and normalizing it takes about as
-// long as ATen's parallel regions cost to open and close. With --threads 2 on one rank, the four
-// tensor operations it took (index_select, to(float), mul_, add_) made the data phase 60% of the
-// linear model's training time, 196,000 against 552,000 images/s at --threads 1. One loop on the
-// calling thread does it in one pass over the batch. Its arithmetic is the tensor operations':
-// float(pixel) * scale, rounded to float, then + shift, rounded again.
+// A CPU batch is so small that ATen's parallel regions cost more than the work, so one loop on
+// the calling thread gathers and normalizes it. Its rounding must stay the tensor operations':
+// float(pixel) * scale rounded to float, then + shift rounded again (tests compare bits).
 
 /// One image: `count` pixels to `pixel * scale + shift`.
 void normalize_image(const std::uint8_t* __restrict pixels, std::int64_t count, float scale,
@@ -30,11 +26,8 @@ void normalize_image(const std::uint8_t* __restrict pixels, std::int64_t count, 
 }
 
 // Note [A normalized copy on the GPU]
-// On a GPU a step is bound by launching kernels, not by their work. Gathering the uint8 pixels
-// and then converting, scaling and shifting them took four kernels per batch; gathering from a
-// copy of the data set normalized once takes one, for 4 bytes per pixel (188 MB for 60,000
-// images; a GPU has tens of gigabytes). On the CPU the single pass stays: the work is the
-// memory read, and the uint8 images are a quarter of the bytes.
+// A GPU step is bound by kernel launches, so the data set is normalized once and each batch is a
+// single gather (at 4 bytes a pixel). The CPU keeps uint8: there the memory read is the cost.
 
 double scale_for(double std) { return 1.0 / (255.0 * std); }
 

@@ -1,6 +1,5 @@
-// lib/data/batch_maker.hpp — provides: Batch and BatchMaker, which makes a batch of normalized
-// inputs: gathered and normalized in one pass on the calling thread on the CPU, gathered from a
-// normalized copy of the data set on a GPU (normalized_images).
+// lib/data/batch_maker.hpp — provides: Batch, BatchMaker (sample indices to normalized inputs),
+// normalized_images.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,16 +13,14 @@ struct Batch {
   at::Tensor targets;  // (B) int64
 };
 
-/// `images` ((N, 28, 28) uint8) as normalized float model inputs, (N, 1, 28, 28): pixel / 255,
-/// less `mean`, over `std`, rounded as BatchMaker's CPU batches are.
+/// (N, 28, 28) uint8 to (N, 1, 28, 28) float, (pixel / 255 - mean) / std, rounded as CPU batches.
 at::Tensor normalized_images(const at::Tensor& images, double mean, double std);
 
 /// Turns sample indices into normalized model inputs.
 class BatchMaker {
  public:
-  /// `mean` and `std` apply to pixels scaled to [0, 1], as torchvision's Normalize. Where
-  /// `dataset` is on a GPU, keeps a normalized copy of its images there (Note [A normalized copy
-  /// on the GPU]).
+  /// `mean` and `std` of pixels in [0, 1], as torchvision's Normalize. Note [A normalized copy on
+  /// the GPU].
   BatchMaker(const Dataset& dataset, double mean, double std);
 
   /// The batch for `indices` (int64, any length up to the data set size).
@@ -31,7 +28,7 @@ class BatchMaker {
 
  private:
   const Dataset& dataset_;
-  // (pixel / 255 - mean) / std == pixel * scale_ + shift_: one multiply and one add.
+  // (pixel / 255 - mean) / std == pixel * scale_ + shift_
   double scale_;
   double shift_;
   at::Tensor normalized_;  // on a GPU: normalized_images of the data set; else undefined

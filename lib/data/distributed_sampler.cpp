@@ -9,8 +9,7 @@
 namespace mnist_ddp::data {
 namespace {
 
-/// Uniform integer in [0, bound) by rejection, so no modulo bias and no dependence on the
-/// standard library's (implementation-defined) distributions.
+/// Uniform in [0, bound) by rejection: no modulo bias, no implementation-defined distribution.
 std::uint64_t uniform_below(std::mt19937_64& engine, std::uint64_t bound) {
   const std::uint64_t limit = std::mt19937_64::max() - std::mt19937_64::max() % bound;
   std::uint64_t draw = 0;
@@ -63,8 +62,7 @@ at::Tensor DistributedSampler::indices_from(std::int64_t position) const {
                                         : (remaining + world_size_ - 1) / world_size_ * world_size_;
   at::Tensor rest = order.narrow(0, start, remaining);
   if (total > remaining) {
-    // Wrap around from the start of the order, repeating it as often as needed (more ranks
-    // than samples), as PyTorch pads.
+    // Pad by wrap-around as PyTorch does, repeating the order when ranks outnumber samples.
     const std::int64_t repeats = (total - remaining + dataset_size_ - 1) / dataset_size_;
     rest = at::cat({rest, order.repeat({repeats})});
   }

@@ -1,5 +1,4 @@
-// lib/data/idx_file.cpp — IDX parsing of raw files and of gzip files (decoded with zlib's
-// inflate).
+// lib/data/idx_file.cpp — IDX parsing of raw and gzip files (zlib's inflate).
 #include "data/idx_file.hpp"
 
 #include <algorithm>
@@ -22,11 +21,9 @@ namespace {
 
 constexpr unsigned char kUnsignedByteType = 0x08;
 constexpr int kMaxDims = 4;
-// A header that promises more than this is corrupt, not a data set; refusing it keeps a
-// damaged file from triggering a huge allocation.
+// A header promising more is corrupt; refusing it avoids a huge allocation.
 constexpr std::int64_t kMaxBytes = std::int64_t{8} << 30;
-// Deflate encodes at best 258 repeated bytes in 2 bits, so a gzip file never holds more than
-// 1032 times its own size.
+// Deflate's best ratio (258 bytes in 2 bits) bounds a gzip file's content.
 constexpr std::int64_t kMaxGzipRatio = 1032;
 
 [[noreturn]] void fail(const std::string& path, const std::string& problem) {
@@ -35,13 +32,9 @@ constexpr std::int64_t kMaxGzipRatio = 1032;
 
 // Note [Reading gzip with inflate]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// zlib's gz* file functions report damage differently from version to version. zlib 1.2.13
-// (Debian 12) keeps a truncated stream's "unexpected end of file" in gzerror on every later read;
-// 1.3.2 (Debian unstable) reports it once, beside data, and clears it; and 1.3.2 reads a gzip
-// header followed by garbage as an empty file with no error at all. inflate() reports each kind
-// of damage the same way in every version, and at a stream's end it checks the trailer (CRC-32
-// and length) itself, so the reader drives it directly. Like gzip -d, it reads concatenated
-// gzip members as one stream, and a file that does not start with gzip's magic bytes as it is.
+// zlib's gz* functions report truncation and garbage differently across versions (some not at
+// all); inflate() reports damage the same way in all and checks each trailer, so the reader
+// drives it directly. Like gzip -d: concatenated members are one stream, non-gzip is read as is.
 
 constexpr std::size_t kInputChunk = std::size_t{1} << 16;
 
@@ -70,8 +63,7 @@ class IdxBytes {
 
   bool gzip() const { return gzip_; }
 
-  /// Reads up to `size` bytes into `into`; fewer only at the end of the data. Damaged gzip data
-  /// (Note [Reading gzip with inflate]) and read errors throw DataError.
+  /// Up to `size` bytes, fewer only at the end. Damaged gzip and read errors throw DataError.
   std::int64_t read(void* into, std::int64_t size) {
     auto* out = static_cast<unsigned char*>(into);
     std::int64_t done = 0;
@@ -142,9 +134,7 @@ class IdxBytes {
   bool ended_ = false;  // the last member ended with the file
 };
 
-/// The most data bytes `path` can hold after a header of `header_bytes`: exactly what is left of
-/// a raw file, at most kMaxGzipRatio times the size of a gzip file. kMaxBytes when the size is
-/// unknown (not a regular file).
+/// The most data bytes `path` can hold after its header (kMaxBytes for a non-regular file).
 std::int64_t most_data_bytes(const std::string& path, bool raw, std::int64_t header_bytes) {
   std::error_code error;
   const std::uintmax_t size = std::filesystem::file_size(path, error);
@@ -201,8 +191,7 @@ IdxArray read_idx(const std::string& path) {
     array.dims.push_back(size);
   }
 
-  // Checked before allocating: a short file whose header promises gigabytes must fail as
-  // truncated, not allocate them first (and get the process killed for memory).
+  // Before allocating: a short file promising gigabytes fails as truncated, not out of memory.
   const bool raw = !file.gzip();
   const std::int64_t most = most_data_bytes(path, raw, 4 + 4 * std::int64_t{ndims});
   if (total > most) {

@@ -1,5 +1,4 @@
-// lib/data/idx_file.hpp — provides: read_idx, the reader for IDX files (the MNIST format),
-// raw or gzip-compressed, with every header field checked against the data.
+// lib/data/idx_file.hpp — provides: read_idx, a checked reader of IDX files, raw or gzip.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +15,8 @@ struct IdxArray {
   at::Tensor values;               // uint8, shaped `dims`
 };
 
-/// Reads an IDX file of unsigned bytes (type code 0x08), raw or .gz (detected from the
-/// content). Throws DataError naming the file and the problem: unreadable, bad magic,
-/// unsupported type, zero or implausible dimensions, truncated data, trailing bytes, corrupt gzip.
+/// Reads an IDX file of unsigned bytes, raw or gzip (by content). Throws DataError naming the
+/// file and the problem.
 IdxArray read_idx(const std::string& path);
 
 }  // namespace mnist_ddp::data

@@ -1,4 +1,4 @@
-// lib/data/mnist_dataset.cpp — locating the four MNIST files and checking them against each other.
+// lib/data/mnist_dataset.cpp — locating the MNIST files and cross-checking them.
 #include "data/mnist_dataset.hpp"
 
 #include <cstdio>

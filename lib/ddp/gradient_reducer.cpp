@@ -1,5 +1,4 @@
-// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and asynchronous allreduce in bucket
-// order.
+// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and in-order asynchronous allreduce.
 #include "ddp/gradient_reducer.hpp"
 
 #include <algorithm>
@@ -46,8 +45,7 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
     std::int64_t offset = 0;
     for (size_t i : groups[b]) {
       at::Tensor& p = parameters_[i];
-      // From now on the gradient lives in the bucket; autograd accumulates into it in place.
-      // With the parameter's own strides (channels-last weights included), as autograd expects.
+      // Autograd accumulates into the bucket in place; the view keeps the parameter's strides.
       p.mutable_grad() =
           bucket.flat.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
@@ -101,32 +99,18 @@ void GradientReducer::prepare_backward(bool communicate) {
 
 // Note [Bucket launch order]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Ranks pair up collectives by the order in which they issue them: every rank must start the
-// same allreduces, with the same sizes, in the same order. Launching a bucket the moment its
-// last gradient arrives would follow the order in which autograd happens to complete buckets,
-// which agrees across ranks only while their graphs are identical. A rank whose forward skipped
-// a layer or took another branch would issue its buckets in another order, and NCCL would then
-// hang on mismatched sizes or, where the sizes match, silently sum one layer's gradients on one
-// rank with another layer's on the next. So, as in PyTorch's reducer, a bucket whose gradients
-// have all arrived is only marked ready, and buckets launch strictly by index: each once it and
-// every bucket before it are ready. Buckets hold the parameters in reverse registration order, the
-// order in which backward usually produces them, so this normally costs no overlap.
-//
-// A parameter that gets no gradient in the communicating backward (unused in this rank's
-// forward, or used only in earlier --grad-accum micro-batches) never counts its bucket down: that
-// bucket and every one after it launch in finish(), still in index order, so every rank issues
-// the same collectives and no rank waits for a bucket another rank dropped. Such a parameter's
-// gradient view holds zeros from zero_grad(), or what earlier micro-batches accumulated into it,
-// so it contributes a zero (or its accumulated) gradient to the average, as with PyTorch's
-// find_unused_parameters=True. last_unused_parameters() counts the parameters that got no
-// gradient in any backward of the step, for callers to report. An unused parameter costs
-// overlap only: the buckets from its own onwards wait for the end of backward.
+// Ranks pair collectives by issue order, so every rank must launch the same allreduces in the same
+// order. Autograd's completion order can differ between ranks (a skipped layer, another branch),
+// and NCCL would then hang or sum one layer's gradients with another's. So, as in PyTorch's
+// reducer, a complete bucket is only marked ready and buckets launch strictly by index.
+// A parameter without a gradient in the communicating backward never counts its bucket down:
+// that bucket and the later ones launch in finish(), still in order, contributing zeros (or what
+// earlier micro-batches accumulated), as find_unused_parameters=True does.
 void GradientReducer::on_gradient_ready(size_t index, size_t parameter) {
   got_gradient_[parameter] = true;
   if (!communicate_) return;
   if (--buckets_[index].pending == 0) launch_ready_buckets();
-  // MPI progresses non-blocking collectives only inside MPI calls: give the ones in flight a
-  // turn while backward goes on.
+  // MPI progresses non-blocking collectives only inside MPI calls: give those in flight a turn.
   for (Bucket& other : buckets_) progress(other, /*block=*/false);
 }
 
@@ -157,8 +141,7 @@ void GradientReducer::launch(Bucket& bucket) {
   if (wire_dtype_ == at::kFloat) {
     bucket.work = comm_.all_reduce_async(bucket.flat, distributed::ReduceOp::kAverage);
   } else {
-    // Note [Bucketed gradient reduction]: divided before the sum, in float32 and in place (finish()
-    // overwrites `flat` with the result anyway), then rounded once into the wire buffer. The stop
+    // Note [Bucketed gradient reduction]: divide in float32 in place, then round once. The stop
     // flag becomes 1/size, so its sum is still > 0 if any rank asked to stop.
     bucket.flat.div_(comm_.size());
     bucket.wire.copy_(bucket.flat);

@@ -61,7 +61,7 @@ void ModelReplicas::gather_gradients() {
     for (size_t i = 0; i < parameters.size(); ++i) {
       at::Tensor grad = parameters[i].grad();
       if (!grad.defined()) continue;  // this replica never had a chunk yet
-      // A copy even on the same device (tests run replicas on the CPU): `grad` is zeroed next.
+      // Copy even on the same device (CPU tests): `grad` is zeroed next.
       const at::Tensor moved = grad.to(devices_[0], grad.scalar_type(), /*non_blocking=*/false,
                                        /*copy=*/true);
       at::Tensor& into = primary[i].mutable_grad();

@@ -1,4 +1,4 @@
-// lib/ddp/parameter_broadcast.cpp — one broadcast per tensor; this runs once per run.
+// lib/ddp/parameter_broadcast.cpp — one broadcast per tensor, once per run.
 #include "ddp/parameter_broadcast.hpp"
 
 #include <torch/autograd.h>

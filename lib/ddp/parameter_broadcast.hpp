@@ -1,5 +1,4 @@
-// lib/ddp/parameter_broadcast.hpp — provides: broadcast_parameters, which makes every rank
-// start from rank 0's parameters and buffers.
+// lib/ddp/parameter_broadcast.hpp — provides: broadcast_parameters (rank 0's state to all).
 #pragma once
 
 #include <torch/nn/module.h>
@@ -8,9 +7,8 @@
 
 namespace mnist_ddp::ddp {
 
-/// Copies rank 0's parameters and buffers to every rank, so all replicas start identical even
-/// if they were initialised with different seeds; nothing unless the ranks `communicate`
-/// (DevicePlan::communicates).
+/// Copies rank 0's parameters and buffers to every rank, whatever their seeds; a no-op unless
+/// `communicate` (DevicePlan::communicates).
 void broadcast_parameters(distributed::Communicator& comm, torch::nn::Module& module,
                           bool communicate);
 

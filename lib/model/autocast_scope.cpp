@@ -1,5 +1,5 @@
-// lib/model/autocast_scope.cpp — LibTorch 2.4 made autocast's state per device type (and deprecated
-// the older functions); 1.13 has one set of functions for CUDA ("gpu") and one for the CPU.
+// lib/model/autocast_scope.cpp — LibTorch >= 2.4 keys autocast state by device type (the older
+// functions deprecated); 1.13 has one set of functions for CUDA ("gpu") and one for the CPU.
 #include "model/autocast_scope.hpp"
 
 #include <ATen/autocast_mode.h>

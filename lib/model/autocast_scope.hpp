@@ -1,5 +1,5 @@
-// lib/model/autocast_scope.hpp — provides: AutocastScope, --precision bf16 for the forward passes
-// of one scope, and autocast_enabled(device), on LibTorch 1.13 and 2.x alike.
+// lib/model/autocast_scope.hpp — provides: AutocastScope (--precision bf16), autocast_enabled;
+// LibTorch 1.13 and 2.x alike.
 #pragma once
 
 #include <c10/core/DeviceType.h>
@@ -7,14 +7,12 @@
 
 namespace mnist_ddp::model {
 
-/// Whether the calling thread's forward passes on `device` run under LibTorch's autocast now.
+/// Whether autocast is on for `device` in the calling thread.
 bool autocast_enabled(c10::DeviceType device);
 
-/// While alive (and `enabled`), the calling thread's forward passes on `device` run matrix
-/// products and convolutions in bfloat16 (LibTorch's autocast, as torch.autocast does); parameters
-/// stay float32, so gradients and the optimizer work in float32. Backward needs no scope: it
-/// follows the types the forward recorded. The destructor restores the previous state and, as
-/// torch.autocast, clears the cache of cast weights when the outermost scope ends.
+/// While alive and `enabled`, this thread's forwards on `device` autocast to bfloat16 (parameters
+/// stay float32; backward needs no scope). Like torch.autocast, the outermost scope's end clears
+/// the cast-weight cache.
 class AutocastScope {
  public:
   AutocastScope(c10::DeviceType device, bool enabled);

@@ -1,6 +1,5 @@
-// lib/model/channels_last.hpp — provides: to_channels_last (convolution weights) and
-// channels_last_input (the images), the two steps Note [Channels-last convolutions] in
-// cnn_net.cpp asks of every network with convolutions.
+// lib/model/channels_last.hpp — provides: to_channels_last, channels_last_input (Note
+// [Channels-last convolutions] in cnn_net.cpp).
 #pragma once
 
 #include <initializer_list>
@@ -9,7 +8,7 @@
 
 namespace mnist_ddp::model {
 
-/// Puts each weight's data in NHWC layout, in place (the parameter stays the same tensor).
+/// Each weight's data to NHWC, in place (the parameter stays the same tensor).
 inline void to_channels_last(std::initializer_list<at::Tensor> weights) {
   for (at::Tensor weight : weights) {
     weight.set_data(weight.contiguous(at::MemoryFormat::ChannelsLast));

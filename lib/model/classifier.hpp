@@ -1,5 +1,4 @@
-// lib/model/classifier.hpp — provides: Classifier (the interface every MNIST network implements)
-// and make_model, which builds one by name.
+// lib/model/classifier.hpp — provides: Classifier (every network's interface), make_model.
 #pragma once
 
 #include <memory>
@@ -9,16 +8,14 @@
 
 namespace mnist_ddp::model {
 
-/// An MNIST network: normalized images in, class logits out. Losses take the logits
-/// (cross_entropy applies log_softmax once; the networks never do).
+/// Normalized images in, logits out: cross_entropy applies log_softmax, so networks never do.
 class Classifier : public torch::nn::Module {
  public:
   /// (B, 1, 28, 28) float -> (B, 10) logits.
   virtual at::Tensor forward(const at::Tensor& images) = 0;
 };
 
-/// "linear", "mlp", "cnn" or "fastcnn"; initialised from LibTorch's current global seed.
-/// Throws UsageError for another name.
+/// "linear", "mlp", "cnn" or "fastcnn", from the global seed; UsageError for another name.
 std::shared_ptr<Classifier> make_model(const std::string& name);
 
 // The networks, one file each.

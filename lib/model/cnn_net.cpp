@@ -14,15 +14,11 @@ namespace {
 
 // Note [Channels-last convolutions]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// With weights and activations in NHWC layout oneDNN runs the convolutions and their backward
-// about 30% faster on CPU than in NCHW. Every tensor between the input and the flatten must be
-// channels-last, gradients included: where an element-wise backward (ReLU, max-pool) meets one
-// operand in each layout it walks memory 5-7x slower. Two places need care:
-// - With one channel, NCHW strides already count as channels-last, so contiguous(ChannelsLast)
-//   keeps them; oneDNN then judges the input NCHW and conv1 emits NCHW. The input is copied into
-//   explicit channels-last strides instead.
-// - The pooled features are flattened in C, H, W order (fc1's weights expect it), so dropout
-//   comes after the flatten and runs on a contiguous tensor.
+// oneDNN is faster in NHWC, but only if every tensor from the input to the flatten is
+// channels-last, gradients included: an element-wise backward over mixed layouts is far slower.
+// - A one-channel NCHW input already counts as channels-last, so oneDNN would judge it NCHW:
+//   copy it into explicit channels-last strides (channels_last_input).
+// - Flatten in C, H, W order (fc1 expects it) before dropout, which then runs contiguous.
 
 class CnnNet final : public Classifier {
  public:
@@ -38,8 +34,7 @@ class CnnNet final : public Classifier {
     // Note [Channels-last convolutions]
     const at::Tensor input = channels_last_input(images);
     at::Tensor x = conv1_->forward(input).relu_();  // (B, 32, 26, 26)
-    // ReLU is monotonic, so it commutes with max-pooling: pooling first gives the same values
-    // and gradients with a ReLU over a 4x smaller tensor, which the fused kernel folds in.
+    // ReLU commutes with max-pooling, so the fused kernel applies it to the 4x smaller map.
     x = pooled_features(conv2_->forward(x));  // (B, 64, 24, 24) -> (B, 64 * 12 * 12)
     // Dropout is element-wise with independent draws, so it commutes with the flatten.
     x = inverted_dropout(x, 0.25, is_training());                   // (B, 9216)

@@ -1,7 +1,5 @@
-// lib/model/fast_cnn_net.cpp — the network of the fastest public MNIST recipe
-// (tuomaso/train_mnist_fast): conv24 5x5 -> max-pool -> conv32 3x3 -> max-pool -> fc256 -> fc10,
-// ReLU after each pooling and after fc1, no dropout; 215k parameters, 7.5 MFLOP per training
-// image, a sixth of the cnn's.
+// lib/model/fast_cnn_net.cpp — tuomaso/train_mnist_fast's network: conv24 5x5 -> max-pool ->
+// conv32 3x3 -> max-pool -> fc256 -> fc10, ReLU after each pooling and fc1, no dropout.
 #include <ATen/ATen.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
@@ -25,8 +23,7 @@ class FastCnnNet final : public Classifier {
   }
 
   at::Tensor forward(const at::Tensor& images) override {
-    // Max-pool, then ReLU, as the recipe writes it (the same values as ReLU, then max-pool).
-    // conv1 pools as it goes (Note [The input convolution pools as it goes]).
+    // Note [The input convolution pools as it goes]
     at::Tensor x = input_conv_pool(images, conv1_->weight, conv1_->bias);  // (B, 24, 12, 12)
     x = pooled_features(conv2_->forward(x));  // (B, 32, 10, 10) -> (B, 32 * 5 * 5)
     x = fc1_->forward(x).relu_();             // (B, 256)

@@ -1,5 +1,4 @@
-// lib/model/input_conv_pool.cpp — the first layer's convolution, pooled as it goes, with its
-// backward to the weight and the bias.
+// lib/model/input_conv_pool.cpp — the first convolution pooled as it goes, with its backward.
 #include "model/input_conv_pool.hpp"
 
 #include <cstdint>
@@ -18,28 +17,18 @@ namespace {
 
 // Note [The input convolution pools as it goes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// fastcnn's conv1 (1 -> 24 channels, 5x5) has one input channel, so each output is only 25
-// multiply-adds: too little work per pixel for oneDNN, which runs its forward at about 44 GFLOP/s
-// and its weight gradient at about 29 on one core here (2.0 and 3.0 ms at batch 128), against
-// about 160 for conv2. Its 24 x 24 x 24 output (7 MB at batch 128) is then read once by the
-// pooling, and its gradient written back mostly zero for the weight gradient to read again.
-// This kernel computes the four outputs of each 2x2 window in registers, a vector of channels per
-// output, pools them there (pool_window), and writes only the pooled map and a winner byte per
-// value. Its backward sends each window's gradient (unpool_window) straight into the weight's:
-// the convolution's full-size output and gradient never exist. Measured here, batch 128 on one
-// thread: fastcnn's whole step went from 15.5 to 11.9 ms, and the recipe's images/s on 2 ranks
-// from 1.9x to 2.2x Python's (bench/time_to_99.md).
-// - Sums run in tap order, so values differ from oneDNN's in the last bits. Window outputs tie
-//   where their input patches are equal, which gives the weight the same gradient whichever wins.
-// - The weight gradient is summed per image, then over the images in order: the same bits at any
-//   number of threads.
-// - It runs on float32 CPU images that need no gradient, outside autocast, with kChannels output
-//   channels and an even convolution output, on CPUs with AVX2 and FMA (the loops are compiled
-//   for them; the file is built with -ffp-contract=fast so that a multiply-add is one FMA).
-//   Anything else takes ATen's convolution and pooled_channels_last.
+// A one-channel convolution is too little work per pixel for oneDNN, and its full-size output and
+// gradient cost more memory traffic than the arithmetic. This kernel computes each 2x2 window's
+// outputs in registers, pools them there (pool_window), and sends the window's gradient
+// (unpool_window) straight into the weight's: the full-size map never exists.
+// - Sums run in tap order, so values differ from oneDNN's in the last bits; outputs tie only on
+//   equal patches, which give the weight the same gradient whichever wins.
+// - The weight gradient is summed per image, then over images in order: the same bits at any
+//   thread count.
+// - Only float32 CPU images without gradient, outside autocast, kChannels outputs, an even output
+//   size, AVX2 and FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen.
 
-/// The channel count the kernels are compiled for (fastcnn's conv1): a window's 4 x 24 outputs
-/// stay in twelve 8-float registers only when the count is known at compile time.
+/// fastcnn's conv1: a window's 4 x 24 outputs stay in registers only with a compile-time count.
 constexpr std::int64_t kChannels = 24;
 
 /// One call's shapes: images height x width, kernel height x width, and the pooled map.
@@ -53,8 +42,7 @@ struct Geometry {
   std::int64_t gradient_sums() const { return (taps() + 1) * kChannels; }
 };
 
-/// The four input pixels that tap (ky, kx) multiplies in the 2x2 window of pooled pixel
-/// (py, px), in the window's row order.
+/// The four input pixels tap (ky, kx) multiplies in pooled pixel (py, px)'s window, row order.
 struct WindowInputs {
   float value[4];
   WindowInputs(const float* image, const Geometry& g, std::int64_t py, std::int64_t px,
@@ -66,8 +54,7 @@ struct WindowInputs {
       : value{top_left[0], top_left[1], top_left[width], top_left[width + 1]} {}
 };
 
-/// One image's pooled map (pixels x channels) and winner bytes. `taps` is the weight as
-/// (KH * KW) x channels, so that each tap's channels are contiguous.
+/// One image's pooled map (pixels x channels) and winners; `taps` is (KH * KW) x channels.
 [[gnu::always_inline]] inline void conv_pool_image(const float* __restrict image,
                                                    const float* __restrict taps,
                                                    const float* __restrict bias, const Geometry& g,
@@ -127,9 +114,8 @@ struct WindowInputs {
   }
 }
 
-// The loops over a range of images, compiled for AVX2 and FMA (the kernels inline into them).
-// Functions of their own, called from inside at::parallel_for: a lambda does not take its
-// enclosing function's target.
+// Compiled for AVX2 and FMA as functions of their own: a lambda in at::parallel_for does not
+// take its enclosing function's target.
 
 [[gnu::target("avx2,fma")]] void conv_pool_images(std::int64_t begin, std::int64_t end,
                                                   const float* images, const float* taps,

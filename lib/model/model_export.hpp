@@ -7,8 +7,7 @@
 
 namespace mnist_ddp::model {
 
-/// Saves the module's parameters and buffers atomically in LibTorch's own format, so that
-/// `torch::load(model, path)` into the same network (mnist_ddp::model::make_model) restores it.
+/// Saves parameters and buffers atomically; `torch::load` into the same network restores them.
 void export_model(const torch::nn::Module& model, const std::string& path);
 
 }  // namespace mnist_ddp::model

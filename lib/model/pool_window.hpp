@@ -1,7 +1,5 @@
-// lib/model/pool_window.hpp — provides: pool_window and unpool_window, one 2x2 window of the
-// fused max-pool and ReLU (all channels, forward and backward), and kClipped; shared by the
-// kernels that pool a channels-last map (pooled_features.cpp) and the first layer's convolution
-// that pools as it goes (input_conv_pool.cpp), so that both decide ties, NaN and the ReLU alike.
+// lib/model/pool_window.hpp — provides: pool_window, unpool_window, kClipped; shared by both
+// fused pooling kernels so that they decide ties, NaN and the ReLU alike.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +11,10 @@ namespace mnist_ddp::model {
 /// A winner byte: the window's maximum was not positive, so the ReLU passes no gradient.
 constexpr std::uint8_t kClipped = 4;
 
-// The per-window loops run along the channels, contiguous in every operand. They are functions
-// of their own because GCC vectorizes them only when restrict-qualified parameters rule out
-// aliasing between the operands. A window is four channel vectors: `top` holds its top-left
-// then (at + channels) its top-right pixel, `bottom` the bottom-left then the bottom-right.
+// Functions of their own: GCC vectorizes the channel loops only with restrict parameters. `top`
+// holds the top-left then (at + channels) the top-right pixel; `bottom` likewise.
 
-/// One 2x2 window, all channels: its maximum after the ReLU, and which input won (0-3 in row
-/// order, or kClipped).
+/// One 2x2 window: its maximum after the ReLU, and the winner (0-3 in row order, or kClipped).
 template <typename scalar_t>
 void pool_window(const scalar_t* __restrict top, const scalar_t* __restrict bottom,
                  std::int64_t channels, scalar_t* __restrict best_of,

@@ -1,5 +1,4 @@
-// lib/model/pooled_features.cpp — a fused 2x2 max-pool and ReLU, flattened or not, with its
-// backward.
+// lib/model/pooled_features.cpp — a fused 2x2 max-pool and ReLU, flattened or not, and backward.
 #include "model/pooled_features.hpp"
 
 #include <cstdint>
@@ -17,13 +16,9 @@ namespace {
 
 // Note [Fused pooling]
 // ~~~~~~~~~~~~~~~~~~~~
-// ATen's max-pool keeps a 64-bit index per output, and its backward zero-fills the whole input
-// gradient before scattering into it: for the cnn at batch 64 that is a 9.4 MB fill plus 4.7 MB
-// of indices, with separate passes for the ReLU and the flatten. The fused kernel keeps one byte
-// per output (which of the four inputs won, or 4 where the ReLU clipped it) and its backward
-// writes each 2x2 window once, zeros included: the cnn's step went from 47 to 41 ms. It runs on
-// channels-last CPU input of a floating type with even height and width, the cnn's case;
-// anything else takes ATen's operators.
+// ATen's max-pool keeps a 64-bit index per output and zero-fills the input gradient before
+// scattering, with separate passes for ReLU and flatten. This keeps a winner byte per output and
+// writes each window's gradient once. Only channels-last CPU floats with even sides; else ATen.
 
 struct Shape {
   std::int64_t batch, channels, height, width;
@@ -41,8 +36,7 @@ bool fused_kernel_applies(const at::Tensor& x) {
          x.is_contiguous(at::MemoryFormat::ChannelsLast);
 }
 
-/// One image's forward into `pooled` (pooled pixels x channels: channels-last, the input's order),
-/// with the winners in the same order.
+/// One image's forward into `pooled` and `winners`, both pixels x channels.
 template <typename scalar_t>
 void pool_image(const scalar_t* input, scalar_t* pooled, std::uint8_t* winners, const Shape& s) {
   const std::int64_t row = s.width * s.channels;  // one input row, all channels
@@ -55,8 +49,7 @@ void pool_image(const scalar_t* input, scalar_t* pooled, std::uint8_t* winners, 
   }
 }
 
-/// One image's backward from `grad_pooled` (channels-last, as pool_image wrote): every input
-/// position of every window is written, with the gradient or zero.
+/// One image's backward: writes every input position, the gradient or zero.
 template <typename scalar_t>
 void unpool_image(const scalar_t* grad_pooled, const std::uint8_t* winners, scalar_t* grad_in,
                   const Shape& s) {
@@ -70,8 +63,7 @@ void unpool_image(const scalar_t* grad_pooled, const std::uint8_t* winners, scal
   }
 }
 
-/// One image's pooled values from pixels x channels into the features' C, H, W order (`back`:
-/// the other way), so that the pooling loops run over contiguous channels.
+/// Pixels x channels to C, H, W order (`back`: the other way); pooling runs along channels.
 template <typename scalar_t>
 void transpose_image(const scalar_t* from, scalar_t* to, const Shape& s, bool back) {
   for (std::int64_t c = 0; c < s.channels; ++c) {
@@ -87,8 +79,7 @@ void transpose_image(const scalar_t* from, scalar_t* to, const Shape& s, bool ba
   }
 }
 
-/// Runs kernel(image, scratch) for every image, in parallel, each thread with a scratch buffer
-/// of one image's pooled values when `scratch_needed` (the features' transposes use it).
+/// kernel(image, scratch) for every image in parallel; scratch is one image's pooled values.
 template <typename scalar_t, typename Kernel>
 void for_each_image(const Shape& s, bool scratch_needed, const Kernel& kernel) {
   at::parallel_for(0, s.batch, 1, [&](std::int64_t begin, std::int64_t end) {
@@ -97,8 +88,7 @@ void for_each_image(const Shape& s, bool scratch_needed, const Kernel& kernel) {
   });
 }
 
-/// The two layouts of the result: flattened features in C, H, W order (for a linear layer), or
-/// the pooled map itself in channels-last (for a convolution), which needs no transpose.
+/// Flattened C, H, W features (for a linear layer) or a channels-last map (for a convolution).
 enum class Layout : std::int64_t { kFeatures, kChannelsLast };
 
 class FusedPooling : public torch::autograd::Function<FusedPooling> {

@@ -1,5 +1,4 @@
-// lib/train/default_generators.hpp — provides: default_generator, LibTorch's default random
-// number generator of a device, and GeneratorStateGuard, which puts one's state back.
+// lib/train/default_generators.hpp — provides: default_generator, GeneratorStateGuard.
 #pragma once
 
 #include <ATen/Context.h>
@@ -8,14 +7,13 @@
 
 namespace mnist_ddp::train {
 
-/// LibTorch's default generator of `device`: the CPU's (initial values, dropout on the CPU) or a
-/// CUDA device's (dropout there). A handle: changes made through it reach the generator.
+/// LibTorch's default generator of `device`; a handle, so changes through it reach the generator.
 inline at::Generator default_generator(c10::Device device) {
   return device.is_cuda() ? at::globalContext().defaultGenerator(device)
                           : at::detail::getDefaultCPUGenerator();
 }
 
-/// Saves the state of `device`'s default generator and puts it back when it goes out of scope.
+/// Restores `device`'s default generator state at scope exit.
 class GeneratorStateGuard {
  public:
   explicit GeneratorStateGuard(c10::Device device)

@@ -1,5 +1,4 @@
-// lib/train/device_optimizer.cpp — SGD and Adam as LibTorch computes them, with the values that
-// change every step in device tensors (Note [An optimizer step without host values]).
+// lib/train/device_optimizer.cpp — SGD and Adam, fused (LibTorch >= 2.4) or foreach.
 #include "train/device_optimizer.hpp"
 
 #include <cmath>
@@ -14,16 +13,10 @@
 
 // Note [Fused optimizer kernels]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Where LibTorch has them (2.4 and later, on the CPU and on CUDA), apply() calls PyTorch's fused
-// Adam and SGD (what torch.optim's fused=True runs), with the learning rate, and Adam's step
-// count, as tensors on the parameters' device: one multi-tensor kernel updates every parameter
-// (a launch or two on a GPU for models of this size), where the foreach form below (LibTorch
-// 1.13 has no fused optimizers) launches 7 + 2N kernels for Adam and 2 + N for SGD with momentum
-// over N parameters. On a GPU each kernel costs a launch, even inside a CUDA graph, so that is
-// the difference that counts there. The fused kernels compute the same formula, the bias
-// corrections from the step count on the device instead of on the host, so results agree with
-// Optimizer::step() to float32 rounding, as the foreach form's (tested with LibTorch 2.6 on the
-// CPU by scripts/test_libtorch2.sh).
+// LibTorch >= 2.4 has torch.optim's fused=True kernels, taking the rate and step count as device
+// tensors: one launch for all parameters, where the foreach form (1.13 has nothing fused) takes
+// O(N) launches, each costly even inside a CUDA graph. Both agree with Optimizer::step() to
+// float32 rounding.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 #define MNIST_DDP_FUSED_OPTIMIZERS 1
 #else
@@ -98,7 +91,6 @@ void DeviceOptimizer::prepare(double lr) {
     std::int64_t step = 0;
     for (size_t i = 0; i < parameters_.size(); ++i) {
       const at::Tensor& p = parameters_[i];
-      // A parameter's first step starts from LibTorch's initial state.
       auto& adam = state_or_fresh<torch::optim::AdamParamState>(
           optimizer_, keys_[i], [&](torch::optim::AdamParamState& fresh) {
             fresh.step(0);
@@ -121,8 +113,7 @@ void DeviceOptimizer::prepare(double lr) {
   }
 }
 
-// Each fill_ is a kernel launch on a GPU, on the host's path of every step: only the values the
-// step's form reads are written.
+// Each fill_ is a kernel launch: write only what this form reads.
 #if MNIST_DDP_FUSED_OPTIMIZERS
 void DeviceOptimizer::write_device_values(double lr, std::int64_t adam_step) {
   lr_.fill_(lr);
@@ -172,8 +163,7 @@ DeviceOptimizer::AdamMoments DeviceOptimizer::adam_moments() {
 #if MNIST_DDP_FUSED_OPTIMIZERS
 
 void DeviceOptimizer::apply_sgd() {
-  // Note [Fused optimizer kernels]. prepare() made zero momentum buffers for the first step, so
-  // every step is a later one: buf = momentum * buf + d_p is then d_p on the first, as LibTorch's.
+  // prepare() made zero buffers, so the first buf = momentum * buf + d_p is d_p, as LibTorch's.
   at::_fused_sgd_(parameters_, gradients_of(parameters_),
                   sgd_->momentum() != 0 ? momentum_buffers() : std::vector<at::Tensor>{},
                   sgd_->weight_decay(), sgd_->momentum(), lr_, /*dampening=*/0.0,
@@ -183,7 +173,7 @@ void DeviceOptimizer::apply_sgd() {
 void DeviceOptimizer::apply_adam() {
   const auto [exp_avgs, exp_avg_sqs] = adam_moments();
   const auto [beta1, beta2] = adam_->betas();
-  // Every parameter's step count is the same (prepare()): one tensor serves them all.
+  // All parameters share one step count (prepare()), hence one tensor.
   at::_fused_adam_(parameters_, gradients_of(parameters_), exp_avgs, exp_avg_sqs,
                    /*max_exp_avg_sqs=*/{}, std::vector<at::Tensor>(parameters_.size(), step_), lr_,
                    beta1, beta2, adam_->weight_decay(), adam_->eps(), /*amsgrad=*/false,

@@ -18,8 +18,7 @@ EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
   const at::Device device = dataset.images.device();
   const at::Tensor shard = at::arange(comm.rank(), dataset.size(), comm.size(),
                                       at::TensorOptions(at::kLong).device(device));
-  // Losses in double, so the total does not depend on how the set is split into batches and
-  // ranks beyond the last bits of a double. Sums stay on the device until the end.
+  // Double sums, so splitting into batches and ranks changes only a double's last bits.
   at::Tensor loss_sum = at::zeros({}, at::TensorOptions(at::kDouble).device(device));
   at::Tensor correct = at::zeros({}, at::TensorOptions(at::kLong).device(device));
   for (std::int64_t start = 0; start < shard.size(0); start += batch_size) {

@@ -1,5 +1,4 @@
-// lib/train/evaluator.hpp — provides: evaluate, test-set evaluation sharded
-// across ranks and combined with one allreduce.
+// lib/train/evaluator.hpp — provides: evaluate, sharded test-set evaluation.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +10,8 @@
 
 namespace mnist_ddp::train {
 
-/// Rank r evaluates samples r, r + W, ... (no padding), then one allreduce sums loss and
-/// correct counts, so the result is what a single rank evaluating everything would get. Runs
-/// where `dataset` lives (the model must be there too); `bf16`: the forward under autocast, as
-/// training's with --precision bf16.
+/// Rank r evaluates samples r, r + W, ... (no padding); one allreduce gives every rank the whole
+/// set's result. Runs where `dataset` lives, as the model must; `bf16`: forward under autocast.
 EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
                     const data::BatchMaker& batches, distributed::Communicator& comm,
                     int batch_size, bool bf16 = false);

@@ -18,8 +18,7 @@ std::string why_eager(const config::TrainConfig& config, const distributed::Devi
     return "--mode dp copies gradients and parameters between GPUs from the host";
   }
   if (config.grad_accum > 1) return "--grad-accum splits a step into micro-batches";
-  // Autocast caches the weights it casts, from one forward to the next: a capture would keep
-  // the cache's tensors of the warm-up steps.
+  // Autocast's cast-weight cache would pin the warm-up steps' tensors into the capture.
   if (config.precision != config::Precision::kFp32)
     return "--precision " + config::to_string(config.precision) + " casts under autocast";
   if (plan.communicates && plan.backend != config::Backend::kNccl) {

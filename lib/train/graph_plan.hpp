@@ -1,5 +1,4 @@
-// lib/train/graph_plan.hpp — provides: GraphPlan and plan_cuda_graph, whether --cuda-graph
-// captures the training step of this run, and why not where it cannot.
+// lib/train/graph_plan.hpp — provides: GraphPlan, plan_cuda_graph (--cuda-graph's decision).
 #pragma once
 
 #include <string>
@@ -14,10 +13,9 @@ struct GraphPlan {
   std::string reason;    // for the banner: what is captured, or why the steps run eagerly
 };
 
-/// Decides --cuda-graph from the agreed device plan: the same on every rank. A step can be
-/// captured when it trains on CUDA in ddp mode, in fp32, one micro-batch per step, and its
-/// collectives (if any) go through NCCL; `auto` runs eagerly elsewhere and says why, `on` is
-/// refused there (UsageError, exit 2). See Note [The step as one CUDA graph] in graphed_step.cpp.
+/// From the agreed plan, so the same on every rank: capture needs CUDA, ddp, fp32, no grad-accum,
+/// NCCL. Elsewhere `auto` runs eagerly, `on` throws UsageError (exit 2). Note [The step as one
+/// CUDA graph] in graphed_step.cpp.
 GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan);
 
 }  // namespace mnist_ddp::train

@@ -9,14 +9,11 @@ namespace {
 
 // Note [Learning-rate schedules]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// A schedule is a function of the global optimizer step alone, so every rank computes the same
-// rate without communicating, and a run resumed at step k continues with the rate of step k.
-// - onecycle is torch.optim.lr_scheduler.OneCycleLR with its defaults (pct_start 0.3,
-//   div_factor 25, final_div_factor 1e4, cosine annealing, two phases): from lr / 25 up to lr
-//   over the first 30% of the steps, then down to lr / 25 / 1e4 at the last step. Unlike
-//   PyTorch's default it does not also cycle the momentum (Adam's beta1).
-// - cosine is CosineAnnealingLR (eta_min 0) over the steps after the warm-up.
-// - The warm-up is linear: step k < W gets lr * (k + 1) / W, so the first step already moves.
+// A rate depends on the global step alone: ranks agree without communicating, and a resume at
+// step k continues with step k's rate.
+// - onecycle is OneCycleLR with its defaults, but does not cycle momentum (Adam's beta1).
+// - cosine is CosineAnnealingLR (eta_min 0) after the warm-up.
+// - Warm-up step k < W gets lr * (k + 1) / W, so the first step already moves.
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kOneCycleRise = 0.3;  // pct_start
 constexpr double kOneCycleStart = 25;  // div_factor

@@ -17,18 +17,11 @@ namespace mnist_ddp::train {
 
 // Note [One-time costs before the clock]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// The first forward and backward pass of a process pays for things that later steps do not: on a
-// GPU the cuDNN and cuBLAS handles and workspaces, the choice of convolution algorithms and the
-// loading of every kernel on its first launch (CUDA loads modules lazily); on the CPU the thread
-// pool's start and oneDNN's primitives. On a 2-core CPU a first fastcnn step at batch 256 took 43
-// ms where the next took 16 (17 ms once this is paid beforehand); on a GPU it can be longer than a
-// whole epoch of MNIST. Left in the first step it would be counted as training time, and time to
-// accuracy would measure the libraries' set-up as much as the training. So the trainer pays it
-// before its clock starts, on a network of its own with the training's batch shape: the model being
-// trained, its gradients, its gradient hooks (no collective runs) and the random numbers it will
-// draw are untouched. The cost stays visible: it is part of the start-up time (startup_s) and
-// reported on its own (one_time_costs_s). Speed records are taken the same way, after a warm-up
-// run.
+// A process's first forward and backward pays set-up (cuDNN/cuBLAS handles, algorithm choice,
+// lazy kernel loading; the CPU thread pool, oneDNN primitives) that would otherwise count as
+// training time. So it is paid before the clock, on a network of its own with the batch shape:
+// the trained model, its hooks (no collective runs) and its random draws are untouched. The cost
+// stays visible in startup_s and one_time_costs_s.
 
 double pay_one_time_costs(const std::string& model_name, c10::Device device,
                           std::int64_t batch_size, bool bf16) {

@@ -1,6 +1,4 @@
-// lib/train/one_time_costs.hpp — provides: pay_one_time_costs, one forward and backward of a
-// scratch network before the training clock starts, so that what a process pays only the first
-// time it runs them is not counted as training time.
+// lib/train/one_time_costs.hpp — provides: pay_one_time_costs, a scratch step before the clock.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +8,8 @@
 
 namespace mnist_ddp::train {
 
-/// Runs the forward pass, cross-entropy loss and backward pass of a fresh `model_name` network
-/// in training mode on a zero batch of `batch_size` images on `device` (under bf16 autocast if
-/// `bf16`), waits for the device, and returns the seconds it took. See Note [One-time costs
-/// before the clock]. LibTorch's default generators of the CPU and of `device` are left as they
-/// were, so the training that follows draws the same numbers as without it.
+/// Forward, loss and backward of a fresh `model_name` on a zero batch; returns its seconds. The
+/// default generators are left as they were (Note [One-time costs before the clock]).
 double pay_one_time_costs(const std::string& model_name, c10::Device device,
                           std::int64_t batch_size, bool bf16);
 

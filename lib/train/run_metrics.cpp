@@ -13,9 +13,8 @@ RunMetrics::RunMetrics(c10::Device device, distributed::Communicator& comm)
     : comm_(comm), loss_sums_(at::zeros({2}, at::TensorOptions(at::kDouble).device(device))) {}
 
 // Note [One add for both loss sums]
-// Every micro-batch's loss goes into two sums, the epoch's and the log window's. As the two
-// elements of one device tensor they take one add per step, not two: one kernel fewer in a
-// captured step, which on a GPU costs in launches rather than in arithmetic.
+// The epoch's and the window's sums are one 2-element device tensor, so a loss costs one kernel
+// launch, not two (launches, not arithmetic, bound a captured step).
 void RunMetrics::add_loss(const at::Tensor& loss) { loss_sums_.add_(loss); }
 
 void RunMetrics::add_step(std::int64_t images, int losses, const PhaseTimes& phases) {
@@ -48,7 +47,7 @@ void RunMetrics::gather_epoch(checkpoint::TrainProgress& progress) {
 }
 
 LogWindow RunMetrics::take_window() {
-  // Images per second of this rank's own time in the window, so read before the reduction.
+  // This rank's own time, read before the reduction sums it.
   const double seconds = window_.phases.total();
   const Sums sums = take(window_, 1);
   LogWindow window;

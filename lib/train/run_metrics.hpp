@@ -1,5 +1,4 @@
-// lib/train/run_metrics.hpp — provides: RunMetrics, this rank's sums of training (losses, images,
-// steps, phase times) for the epoch and for the log window, and their reduction over all ranks.
+// lib/train/run_metrics.hpp — provides: RunMetrics, epoch and log-window sums reduced over ranks.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +14,9 @@ class RunMetrics {
  public:
   RunMetrics(c10::Device device, distributed::Communicator& comm);
 
-  /// Adds one micro-batch's loss (detached, 0-dim) to the epoch's and the window's sums: device
-  /// work alone, which a captured step holds.
+  /// Adds a detached 0-dim micro-batch loss: device work alone, so a captured step holds it.
   void add_loss(const at::Tensor& loss);
-  /// One optimizer step that trained `images` of this rank's images in `phases` and added
-  /// `losses` losses.
+  /// One optimizer step: this rank's `images`, `losses` added, its `phases`.
   void add_step(std::int64_t images, int losses, const PhaseTimes& phases);
 
   /// Collective: adds every rank's losses and images since the last call into `progress`.
@@ -28,7 +25,7 @@ class RunMetrics {
   LogWindow take_window();
 
  private:
-  /// Sums since they were last taken; `loss` only once taken (it is on the device till then).
+  /// Sums since last taken; `loss` is filled only when taken (on the device till then).
   struct Sums {
     double loss = 0;
     double losses = 0;  // micro-batch losses

@@ -1,5 +1,4 @@
-// lib/train/step.cpp — the eager step, the device work a graphed step captures, and what both
-// share.
+// lib/train/step.cpp — the eager step and the device work a graphed step captures.
 #include "train/step.hpp"
 
 #include <algorithm>
@@ -14,9 +13,8 @@
 namespace mnist_ddp::train {
 namespace {
 
-// On a GPU, reading the stop flag makes the host wait for the step's kernels, so it is read only
-// every this many steps (a few milliseconds of MNIST work), and before the host reads the device
-// anyway (Note [The device's time in the phases]); on the CPU, after every step.
+// On a GPU reading the stop flag waits for the queued steps (Note [The device's time in the
+// phases]).
 constexpr std::int64_t kCudaStopCheckSteps = 100;
 
 // Eager steps before a step is captured (Note [The step as one CUDA graph]).
@@ -80,7 +78,6 @@ StepResult Step::run(const TrainerHooks& hooks) {
   step.graphed = graphed_ && samples_left() >= config_.batch_size;
   step.lr = schedule_.lr_at(progress_.step);
   PhaseClock clock(step.phases, hooks.on_span, progress_.step + 1);
-  // Up to --grad-accum batches of the shard (one where graphed); the last may be partial.
   std::vector<at::Tensor> batches;
   while (samples_left() > step.images && batches.size() < static_cast<size_t>(config_.grad_accum)) {
     const std::int64_t size =
@@ -89,8 +86,7 @@ StepResult Step::run(const TrainerHooks& hooks) {
     step.images += size;
     if (hooks.on_batch) hooks.on_batch(batches.back());
   }
-  // Note [Stop agreement]: the stop flag rides on the gradient allreduce, so agreeing on a
-  // preemption signal costs no extra message per step.
+  // Note [Stop agreement]: the flag rides on the gradient allreduce, costing no extra message.
   reducer_.request_stop(hooks.stop_requested());
   device_optimizer_.prepare(step.lr);
   step.micro_batches = static_cast<int>(batches.size());
@@ -130,7 +126,6 @@ void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool c
   }
   clock.lap(&PhaseTimes::forward, "forward");
   reducer_.prepare_backward(communicate);
-  // The micro-batch's loss (the sum of the replicas' weighted shares under --mode dp).
   at::Tensor detached = losses[0].detach();
   for (size_t r = 1; r < losses.size(); ++r) detached = detached + losses[r].detach().to(device_);
   if (micro_batches > 1) {
@@ -153,14 +148,11 @@ void Step::update(PhaseClock& clock) {
 
 // Note [The device's time in the phases]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// On a GPU the host queues kernels (a graphed step's with one call) and waits for the device only
-// where it reads a value back: host-timed phases alone would count launches, not steps. So the
-// read of the stop flag, which waits for every step queued before it, is timed in the step: an
-// eager step's comm_wait (the flag comes with its allreduce), a graphed step's device phase (its
-// compute and collectives, which no host clock tells apart). It is read every
-// kCudaStopCheckSteps steps, before each other read of the device (log window, evaluation,
-// checkpoint, end of epoch or run) and before an eager step follows a graphed one, so all the
-// device's time is in the phases. On the CPU kernels are done when their call returns.
+// On a GPU the host waits only where it reads a value back, so host-timed phases count launches.
+// The stop-flag read, which waits for every queued step, is timed in the step: an eager step's
+// comm_wait, a graphed step's device phase. It must happen every kCudaStopCheckSteps, before any
+// other device read (log, evaluation, checkpoint, epoch end) and before an eager step follows a
+// graphed one, so all device time lands in the phases. CPU kernels finish within their call.
 bool Step::stop_agreed(StepResult& step, bool device_read_follows, const TrainerHooks& hooks) {
   // An eager step's wait has no span of its own.
   PhaseClock clock(step.phases, step.graphed ? hooks.on_span : kUntraced, progress_.step);

@@ -1,6 +1,5 @@
-// lib/train/step.hpp — provides: Step, one optimizer step of this rank (micro-batches forward and
-// backward, gradients averaged over the ranks, the optimizer), eager or replayed as one CUDA
-// graph; StepResult, what it did; PhaseClock, which splits its time into phases.
+// lib/train/step.hpp — provides: Step (one optimizer step, eager or graphed), StepResult,
+// PhaseClock.
 #pragma once
 
 #include <chrono>
@@ -50,9 +49,8 @@ struct StepResult {
   bool graphed = false;  // replayed by the captured graph (its collectives are not timed)
 };
 
-/// The steps of an epoch's shard. Eager and graphed (`graphed`: full batches run GraphedStep's
-/// body, Note [The step as one CUDA graph]) steps take their rate and advance `progress` in one
-/// place, so a resume continues either exactly. --mode dp: Note [DataParallel replicas].
+/// The steps of an epoch's shard. Eager and graphed steps (Note [The step as one CUDA graph]) take
+/// their rate and advance `progress` in one place, so a resume continues either exactly.
 class Step {
  public:
   /// `total_steps`: the schedule's length; `shard_capacity`: the most indices of a shard.
@@ -67,19 +65,17 @@ class Step {
 
   /// Trains the shard's next step.
   StepResult run(const TrainerHooks& hooks);
-  /// Collective: whether the ranks agreed to stop after `step`, the step just run, its wait timed
-  /// in it (Note [The device's time in the phases]: `device_read_follows`).
+  /// Collective: whether the ranks agreed to stop after `step`, its wait timed in it (Note [The
+  /// device's time in the phases]).
   bool stop_agreed(StepResult& step, bool device_read_follows, const TrainerHooks& hooks);
 
-  /// After a restore replaced the model's parameters: the replicas take them too.
+  /// After a restore: the replicas take the new parameters.
   void parameters_replaced();
   std::int64_t allreduce_bytes() const { return reducer_.bytes_per_step(); }
   std::int64_t graph_nodes() const { return graphed_ ? graphed_->nodes() : 0; }
 
  private:
-  /// Forward (under --precision) and backward of the micro-batch `indices`, one of
-  /// `micro_batches`; its bucket allreduces start in its backward when `communicate`. Adds its
-  /// loss to the sums.
+  /// One of `micro_batches`; its allreduces start in its backward when `communicate`.
   void forward_backward(const at::Tensor& indices, int micro_batches, bool communicate,
                         PhaseClock& clock);
   /// Averages the gradients and applies the optimizer.

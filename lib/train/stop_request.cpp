@@ -6,8 +6,7 @@
 namespace mnist_ddp::train {
 namespace {
 
-// Written by the handler, read by the training loop: sig_atomic_t is the type signal handlers may
-// write to, and volatile keeps the loop from caching it.
+// sig_atomic_t: what a handler may write; volatile: the loop must not cache it.
 volatile std::sig_atomic_t received_signal = 0;
 
 extern "C" void remember_signal(int signal) { received_signal = signal; }

@@ -1,5 +1,5 @@
-// lib/train/stop_request.hpp — provides: install_stop_handlers and stop_requested, the
-// preemption signals (SIGTERM, SIGUSR1) that Slurm sends before a time limit or preemption.
+// lib/train/stop_request.hpp — provides: install_stop_handlers, stop_requested (Slurm's SIGTERM
+// and SIGUSR1 before a time limit or preemption).
 #pragma once
 
 namespace mnist_ddp::train {

@@ -1,7 +1,5 @@
-// lib/train/train_reports.hpp — provides: the value types a training run reports (EvalResult,
-// PhaseTimes, Span, LogWindow, StepReport, EpochReport, TrainSummary) and TrainerHooks, which
-// receive them, apart from the Trainer that produces them, so that what shows them (lib/report)
-// depends on these values alone.
+// lib/train/train_reports.hpp — provides: the values a run reports and TrainerHooks, apart from
+// Trainer so that lib/report depends on these alone.
 #pragma once
 
 #include <algorithm>
@@ -24,18 +22,15 @@ struct EvalResult {
   std::int64_t count = 0;  // every sample exactly once, whatever the world size
 };
 
-/// Where this rank's training time went, in seconds: an eager step's in the first five phases, a
-/// graphed step's (--cuda-graph) in the last two, which leave its collectives' share unmeasured.
+/// This rank's training seconds: eager steps fill the first five phases, graphed the last two.
 struct PhaseTimes {
   double data = 0;       // gathering and normalizing batches
   double forward = 0;    // forward pass and loss
   double backward = 0;   // backward pass, with the bucket allreduces it starts
-  double comm_wait = 0;  // waiting for the gradient allreduces to finish (on a GPU, for the
-                         // device: Note [The device's time in the phases])
+  double comm_wait = 0;  // allreduce wait (Note [The device's time in the phases])
   double optimizer = 0;  // optimizer step
-  double launch = 0;     // a graphed step's launch (on the CPU, where nothing is queued, its run)
-  double device = 0;     // waiting for a graphed step's device work: compute and collectives
-  /// Every phase, in the order above.
+  double launch = 0;     // a graphed step's launch (on the CPU, its whole run)
+  double device = 0;     // a graphed step's device work: compute and collectives
   static constexpr double PhaseTimes::*kFields[] = {
       &PhaseTimes::data,      &PhaseTimes::forward, &PhaseTimes::backward, &PhaseTimes::comm_wait,
       &PhaseTimes::optimizer, &PhaseTimes::launch,  &PhaseTimes::device};
@@ -48,9 +43,8 @@ struct PhaseTimes {
     for (const auto field : kFields) this->*field += other.*field;
     return *this;
   }
-  /// Whether graphed steps are among these.
   bool graphed() const { return launch + device > 0; }
-  /// comm_wait's share of the total; unknown where graphed steps are among these.
+  /// comm_wait's share; unknown where graphed steps are among these.
   std::optional<double> comm_share() const {
     if (graphed()) return std::nullopt;
     return comm_wait / std::max(total(), 1e-12);
@@ -59,10 +53,9 @@ struct PhaseTimes {
 
 using TraceClock = std::chrono::steady_clock;
 
-/// A stretch of this rank's time, for timelines: a training phase, an allreduce, an evaluation.
+/// A stretch of this rank's time, for timelines.
 struct Span {
-  const char* name = "";  // a phase ("data", ..., "launch", "device"), "allreduce", "evaluate",
-                          // "checkpoint"
+  const char* name = "";  // a phase, "allreduce", "evaluate" or "checkpoint"
   TraceClock::time_point start;
   TraceClock::time_point end;
   std::int64_t step = 0;   // the optimizer step it belongs to (1-based)
@@ -89,8 +82,7 @@ struct StepReport {
   std::optional<LogWindow> window;    // every --log-every steps (the same steps on every rank)
 };
 
-/// One evaluation on the test set: after each epoch and, with --eval-every, between steps.
-/// Identical on every rank but the times.
+/// One test-set evaluation; identical on every rank but the times.
 struct EvalReport {
   std::int64_t epoch = 0;  // 1-based: the epoch it happened in
   std::int64_t step = 0;   // optimizer steps since the start of training
@@ -131,23 +123,21 @@ struct TrainSummary {
   double one_time_seconds = 0;       // paid before the training clock (pay_one_time_costs)
 };
 
-/// The callbacks of a run. on_checkpoint is called on every rank at each checkpoint point (it
-/// may run collectives, e.g. Trainer::checkpoint); stop_requested is this rank's view of a stop
-/// signal, which the ranks agree on between steps.
+/// on_checkpoint runs on every rank and may run collectives; stop_requested is this rank's view.
 struct TrainerHooks {
   std::function<void(const EpochReport&)> on_epoch = [](const EpochReport&) {};
   std::function<void(checkpoint::CheckpointPoint)> on_checkpoint = [](checkpoint::CheckpointPoint) {
   };
   std::function<bool()> stop_requested = [] { return false; };
-  /// When set, called with the sample indices of every training batch (tests, tracing).
+  /// Optional from here on. Every training batch's sample indices (tests, tracing).
   std::function<void(const at::Tensor&)> on_batch;
-  /// When set, called once, right before the first training step of this process.
+  /// Once, right before this process's first training step.
   std::function<void()> on_first_step;
-  /// When set, called after every optimizer step (with a LogWindow every --log-every steps).
+  /// After every optimizer step.
   std::function<void(const StepReport&)> on_step;
-  /// When set, called after every evaluation of the test set (epoch ends and --eval-every).
+  /// After every test-set evaluation.
   std::function<void(const EvalReport&)> on_evaluation;
-  /// When set, called with every phase, allreduce and evaluation of this rank (timelines).
+  /// Every span of this rank (timelines).
   std::function<void(const Span&)> on_span;
 };
 

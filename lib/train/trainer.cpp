@@ -38,8 +38,7 @@ std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64
   return (batches + grad_accum - 1) / grad_accum;
 }
 
-/// Note [One-time costs before the clock], on every device this process trains on, with the
-/// first step's batch: no larger than the `shard`. Returns the seconds paid.
+/// Note [One-time costs before the clock] on every device, at the first step's batch size.
 double pay_first_uses(const config::TrainConfig& config, const distributed::DevicePlan& plan,
                       std::int64_t shard) {
   const std::vector<c10::Device> devices =
@@ -139,7 +138,7 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   const std::int64_t images_before = progress_.images;
   model_.train();
   sampler_.set_epoch(progress_.epoch);
-  // On the training device, so that batches are gathered there (Dataset lives there too).
+  // On the training device, where batches are gathered.
   step_.start_epoch(sampler_.indices_from(progress_.position).to(device_));
   PhaseTimes phases;
   double evaluation_seconds = 0;  // of this epoch's --eval-every evaluations
@@ -259,8 +258,7 @@ checkpoint::CheckpointContents Trainer::checkpoint() {
 void Trainer::restore(const checkpoint::LoadedCheckpoint& saved) {
   const checkpoint::RestoredRun run =
       checkpoint::restore_checkpoint(saved, config_, train_set_.size(), model_, *optimizer_);
-  // The schedule spans the steps of --epochs, which depend on the world size: another world
-  // continues it unchanged only where it has as many steps (with --global-batch-size, usually).
+  // The schedule's length depends on the world size: another world must have as many steps.
   const int writers = saved.meta.world_size;
   if (config_.lr_schedule != config::Schedule::kConstant &&
       total_steps_on(writers) != total_steps()) {

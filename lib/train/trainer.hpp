@@ -1,6 +1,5 @@
-// lib/train/trainer.hpp — provides: Trainer, the data-parallel training loop (shard, batch,
-// forward, backward, average gradients, step), with per-epoch evaluation, checkpoints at the
-// configured points, exact resume, and an agreed stop on preemption signals.
+// lib/train/trainer.hpp — provides: Trainer, the training loop with evaluations, checkpoints,
+// exact resume and an agreed stop.
 #pragma once
 
 #include <chrono>
@@ -17,13 +16,10 @@
 
 namespace mnist_ddp::train {
 
-/// Trains `model` on this rank's shard of `train_set`: epochs of Step's steps, evaluations,
-/// checkpoints and the agreed stop. Every rank must construct it with the same configuration and
-/// data; parameters are broadcast from rank 0 at construction. Model and data sets must already
-/// be on `plan.device`. With `graphs.capture` full-batch steps are graphed, and on CUDA all of
-/// the training runs on one side stream (Note [One stream for a captured training]). The
-/// constructor pays the libraries' first-use costs on a scratch network, so that the training
-/// clock does not count them (Note [One-time costs before the clock]).
+/// Every rank constructs it with the same config and data, already on `plan.device`; rank 0's
+/// parameters are broadcast. With `graphs.capture` training runs on one side stream (Note [One
+/// stream for a captured training]); first-use costs are paid at construction, off the clock
+/// (Note [One-time costs before the clock]).
 class Trainer {
  public:
   Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
@@ -33,20 +29,17 @@ class Trainer {
   /// Trains until --epochs, --max-steps, --target-accuracy or an agreed stop.
   TrainSummary run(const TrainerHooks& hooks);
 
-  /// Collective: the checkpoint of the run as it stands between steps (identical on every
-  /// rank; only rank 0 needs to write it).
+  /// Collective: the run between steps, identical on every rank (rank 0 writes it).
   checkpoint::CheckpointContents checkpoint();
 
-  /// Every rank, with the same contents: continue from a checkpoint. With the world size that
-  /// wrote it the run continues bitwise as if never interrupted; with another world size the
-  /// epoch's sample order continues where it stopped.
+  /// Every rank, same contents. The writers' world size continues bitwise; another continues the
+  /// epoch's sample order where it stopped.
   void restore(const checkpoint::LoadedCheckpoint& saved);
 
   const checkpoint::TrainProgress& progress() const { return progress_; }
 
-  /// The optimizer steps of --epochs, over which --lr-schedule anneals. --max-steps ends a run
-  /// early without reshaping its schedule, as a preemption would, so that a run stopped there
-  /// and resumed continues exactly.
+  /// The steps of --epochs, over which --lr-schedule anneals; --max-steps does not reshape it, so
+  /// a run stopped there resumes exactly.
   std::int64_t total_steps() const { return total_steps_on(comm_.size()); }
   /// total_steps() of the same run on `world_size` ranks (of a checkpoint's writers).
   std::int64_t total_steps_on(int world_size) const;
@@ -65,8 +58,7 @@ class Trainer {
   void checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoint point);
   /// Collective: the test set's loss and accuracy over all ranks, under --precision.
   EvalResult evaluate_test_set();
-  /// Collective: evaluates now, after `train_seconds` of training in this process, and keeps it in
-  /// target_ when it is the first to reach --target-accuracy (the same on every rank).
+  /// Collective: keeps the first result reaching --target-accuracy in target_.
   EvalReport evaluate_and_report(const TrainerHooks& hooks, double train_seconds);
 
   const config::TrainConfig& config_;
@@ -75,8 +67,7 @@ class Trainer {
   model::Classifier& model_;
   const data::Dataset& train_set_;
   const data::Dataset& test_set_;
-  // Before everything that makes tensors or gradient hooks for the steps (Note [One stream for a
-  // captured training]).
+  // Before any member that makes tensors or hooks (Note [One stream for a captured training]).
   TrainingStream stream_;
   data::BatchMaker test_batches_;
   data::DistributedSampler sampler_;
