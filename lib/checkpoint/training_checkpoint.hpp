@@ -33,19 +33,17 @@ RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::Tra
                                std::int64_t train_size, model::Classifier& model,
                                torch::optim::Optimizer& optimizer);
 
-/// Row `rank` of `states` for Generator::set_state (Note [A generator state is a tensor of its
-/// own]).
+/// Row `rank`, cloned for set_state (Note [A generator state is a tensor of its own]).
 at::Tensor generator_state(const at::Tensor& states, std::int64_t rank);
 
-/// The kTraining options and data set size that a resumed run must agree on (world size may not).
+/// The kTraining options and data set size that a resumed run must agree on (world size need not).
 nlohmann::json training_shape(const config::TrainConfig& config, std::int64_t train_size,
                               const config::OptionTable& options = config::train_options());
 
 /// "--model: checkpoint cnn, this run linear; ..." for each difference; empty when they agree.
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current);
 
-/// Loads only parameters and buffers (for evaluation), all checked first; a refusal changes
-/// nothing.
+/// Loads only parameters and buffers (for evaluation), each checked before any is copied.
 void restore_model(const LoadedCheckpoint& loaded, const std::string& model_name,
                    model::Classifier& model);
 
