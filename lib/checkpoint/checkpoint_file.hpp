@@ -25,15 +25,13 @@ struct CheckpointContents {
 /// The file's bytes: magic "MDDPCKPT", format version, JSON header, tensor bytes, CRC-32.
 std::string encode_checkpoint(const CheckpointContents& contents);
 
-/// Parses and verifies `bytes` (`origin` names it in errors); throws CheckpointError for a
-/// foreign, newer, damaged or inconsistent file.
+/// Parses and checks `bytes` from `origin`; CheckpointError: foreign, newer, damaged, inconsistent.
 CheckpointContents decode_checkpoint(const std::string& bytes, const std::string& origin);
 
 /// CRC-32 (zlib) of `bytes`.
 std::uint32_t checksum(std::string_view bytes);
 
-/// CRC-32 of the file before its trailer, as manifests record it (a whole file's CRC is constant);
-/// zero for a file too short to have one.
+/// CRC-32 before the trailer, as manifests record it (a whole file's is constant); 0 if too short.
 std::uint32_t checkpoint_checksum(std::string_view file_bytes);
 
 }  // namespace mnist_ddp::checkpoint

@@ -58,8 +58,7 @@ std::vector<Listed> manifests_newest_first(const std::string& folder) {
   return found;
 }
 
-/// The contents of regular file `path` (symlinks followed); a device, pipe or file over
-/// `max_bytes` is refused before a byte is read.
+/// Regular file `path`'s bytes; a device, pipe or file over `max_bytes` is refused before reading.
 std::string read_regular_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it changes nothing for a file.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);

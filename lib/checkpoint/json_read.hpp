@@ -1,5 +1,4 @@
-// lib/checkpoint/json_read.hpp — provides: parse_bounded_json (size and depth limits),
-// exact_integer<T> (a JSON integer that T holds exactly).
+// lib/checkpoint/json_read.hpp — provides: parse_bounded_json, exact_integer<T>: JSON in bounds.
 #pragma once
 
 #include <cstdint>

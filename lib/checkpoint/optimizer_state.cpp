@@ -51,8 +51,7 @@ at::Tensor fitting(const std::map<std::string, at::Tensor>& saved, const std::st
                    like.suggest_memory_format());
 }
 
-/// Adam's step: an int64 scalar from 1 (the first step counts itself) to below the largest, which
-/// the next step would overflow.
+/// Adam's step: an int64 scalar in [1, INT64_MAX) (the first step counts itself; the next adds 1).
 std::int64_t adam_step(const std::map<std::string, at::Tensor>& saved, const std::string& name) {
   const at::Tensor& step = required(saved, name);
   if (step.scalar_type() != at::kLong || step.dim() != 0) {

@@ -1,5 +1,4 @@
-// lib/checkpoint/optimizer_state.hpp — provides: SGD and Adam state to and from named tensors
-// (plain arrays, not pickles), check_fits, type_name, optimizer_state_key.
+// lib/checkpoint/optimizer_state.hpp — provides: SGD/Adam state as named tensors, check_fits.
 #pragma once
 
 #include <map>

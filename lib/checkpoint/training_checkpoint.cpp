@@ -50,8 +50,7 @@ std::vector<std::pair<at::Tensor, at::Tensor>> checked_module_tensors(
   return pairs;
 }
 
-/// Throws CheckpointError naming a saved tensor neither in `module_tensors` nor `also_known`:
-/// it is another model's.
+/// Throws CheckpointError naming a saved tensor this run lacks: it is another model's.
 void check_all_known(const std::map<std::string, at::Tensor>& saved,
                      const std::vector<std::pair<at::Tensor, at::Tensor>>& module_tensors,
                      const std::function<bool(const std::string&)>& also_known) {
@@ -110,8 +109,7 @@ at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, in
   return states;
 }
 
-/// The CUDA generator states (undefined when none), uint8 with a row per rank; their width is
-/// left to the trainer's set_state.
+/// CUDA generator states, undefined when none; uint8, a row per rank (set_state judges width).
 at::Tensor checked_cuda_rng_states(const std::map<std::string, at::Tensor>& saved, int world_size) {
   const auto found = saved.find("cuda_rng_states");
   if (found == saved.end()) return {};

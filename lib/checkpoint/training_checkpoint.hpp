@@ -1,5 +1,4 @@
-// lib/checkpoint/training_checkpoint.hpp — provides: make_checkpoint, restore_checkpoint and
-// restore_model: a training run to and from CheckpointContents, checked to fit.
+// lib/checkpoint/training_checkpoint.hpp — provides: a run to and from a checkpoint, checked.
 #pragma once
 
 #include <cstdint>

@@ -103,8 +103,7 @@ struct Command {
 Command parse_command(int argc, const char* const argv[],
                       const OptionTable& options = train_options());
 
-/// A warning naming the closest option for each unknown MNIST_DDP_* variable (parse_command
-/// ignores them).
+/// For each unknown MNIST_DDP_* variable (parse_command ignores it), a warning naming the closest.
 std::vector<std::string> environment_warnings(const OptionTable& options = train_options());
 
 /// The --help text: usage line and every option with its default, grouped by topic.

@@ -46,8 +46,7 @@ struct Resume {
   std::string path;  // with kPath: a checkpoint (.mddp) or its manifest (.json)
 };
 
-/// Every setting of a run, in --help's groups; option_table.cpp says what each means. Defaults
-/// follow the PyTorch DDP tutorial.
+/// Every setting, in --help's groups (see option_table.cpp); defaults as PyTorch's DDP tutorial.
 struct TrainConfig {
   std::string data_dir = "data/mnist";
   double normalize_mean = 0.1307;  // MNIST's pixel mean and standard deviation
