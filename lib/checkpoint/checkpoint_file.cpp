@@ -133,8 +133,7 @@ CheckpointContents decode_checkpoint(const std::string& bytes, const std::string
       const auto size = exact_integer<std::uint64_t>(entry.at("bytes"));
       if (!offset || !size) fail(origin, "tensor '" + name + "' does not fit the file");
       std::vector<std::int64_t> shape;
-      // The bytes of the shape with its zero sizes left out: an empty tensor's other sizes must
-      // fit the file too, or a [0, 2^62, 2^62] tensor would overflow LibTorch's size checks.
+      // Zero sizes left out: an empty [0, 2^62, 2^62] tensor would overflow LibTorch's checks.
       std::uint64_t nonzero_bytes = at::elementSize(dtype->second);
       bool empty = false;
       for (const nlohmann::json& dim : dims) {
@@ -153,8 +152,7 @@ CheckpointContents decode_checkpoint(const std::string& bytes, const std::string
         fail(origin, "tensor '" + name + "' does not fit the file");
       }
       at::Tensor tensor = at::empty(shape, at::TensorOptions().dtype(dtype->second));
-      // An empty tensor has no storage (a null data_ptr), and memcpy from or to null is
-      // undefined even for 0 bytes.
+      // An empty tensor's data_ptr is null, and memcpy with null is undefined even for 0 bytes.
       if (*size > 0) std::memcpy(tensor.data_ptr(), bytes.data() + payload_start + *offset, *size);
       contents.tensors.emplace_back(name, tensor);
     }

@@ -1,8 +1,6 @@
-// lib/checkpoint/checkpoint_file.hpp — provides: CheckpointContents and encode/decode of the
-// checkpoint file format: a JSON header describing named tensors, their raw bytes, and a CRC-32
-// trailer. Note [Checkpoint format]: a checkpoint holds only JSON and plain numeric arrays
-// (float32, float64, int64, uint8), never code or pickled objects, so loading one cannot run
-// anything; every length, offset, type and shape is checked before a byte is used.
+// lib/checkpoint/checkpoint_file.hpp — provides: CheckpointContents, encode/decode_checkpoint.
+// Note [Checkpoint format]: only a JSON header and plain numeric arrays, never code or pickles, so
+// loading runs nothing; every length, offset, type and shape is checked before a byte is used.
 #pragma once
 
 #include <cstdint>
@@ -27,17 +25,13 @@ struct CheckpointContents {
 /// The file's bytes: magic "MDDPCKPT", format version, JSON header, tensor bytes, CRC-32.
 std::string encode_checkpoint(const CheckpointContents& contents);
 
-/// Parses and verifies `bytes` (read from `origin`, named in errors). Throws CheckpointError
-/// for a foreign file, a newer format version, a CRC mismatch (truncated or damaged) or a
-/// header that does not describe the bytes.
+/// Parses and checks `bytes` from `origin`; CheckpointError: foreign, newer, damaged, inconsistent.
 CheckpointContents decode_checkpoint(const std::string& bytes, const std::string& origin);
 
 /// CRC-32 (zlib) of `bytes`.
 std::uint32_t checksum(std::string_view bytes);
 
-/// The CRC-32 of a checkpoint file's contents before its trailer, as manifests record it (the
-/// CRC of a whole file that ends in its own CRC is a constant, so that would prove nothing).
-/// Zero for a file too short to have a trailer.
+/// CRC-32 before the trailer, as manifests record it (a whole file's is constant); 0 if too short.
 std::uint32_t checkpoint_checksum(std::string_view file_bytes);
 
 }  // namespace mnist_ddp::checkpoint

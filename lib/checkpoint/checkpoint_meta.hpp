@@ -1,6 +1,5 @@
-// lib/checkpoint/checkpoint_meta.hpp — provides: TrainProgress and CheckpointMeta, the JSON header
-// of a training checkpoint, with its one writer (to_json) and its one reader (read_checkpoint_meta,
-// also of LoadedCheckpoint): no other code spells the header's keys.
+// lib/checkpoint/checkpoint_meta.hpp — provides: TrainProgress, CheckpointMeta (a training
+// checkpoint's header), to_json and read_checkpoint_meta: no other code spells the header's keys.
 #pragma once
 
 #include <cstdint>
@@ -14,16 +13,15 @@ namespace mnist_ddp::checkpoint {
 
 /// Where training stands; everything needed, with the parameters, to continue exactly.
 struct TrainProgress {
-  std::int64_t epoch = 0;     // 0-based epoch in progress
-  std::int64_t step = 0;      // optimizer steps since the start of training
-  std::int64_t position = 0;  // positions of the epoch's (padded) global order already trained
-  // Partial sums of the epoch so far, over all ranks, so its report is the same after a resume.
-  double loss_sum = 0;
+  std::int64_t epoch = 0;       // 0-based epoch in progress
+  std::int64_t step = 0;        // optimizer steps since the start of training
+  std::int64_t position = 0;    // positions of the epoch's (padded) global order already trained
+  double loss_sum = 0;          // epoch so far, all ranks: its report is the same after a resume
   std::int64_t loss_count = 0;  // rank-steps the loss sum covers
   std::int64_t images = 0;      // training images of the epoch so far, all ranks
 };
 
-/// The header of a training checkpoint (the file format's JSON part; the tensors come apart).
+/// The JSON header of a training checkpoint.
 struct CheckpointMeta {
   std::string run;          // the run's id: made at its start, kept by every resume ("" before)
   int world_size = 0;       // ranks of the run that wrote it
@@ -34,11 +32,10 @@ struct CheckpointMeta {
 /// The header as written, with the versions of this build.
 nlohmann::json to_json(const CheckpointMeta& meta);
 
-/// Reads a header. Throws CheckpointError naming the field when the format is not a training
-/// checkpoint, or a field is missing, of the wrong JSON type or out of range.
+/// Reads a header; throws CheckpointError naming a missing, mistyped or out-of-range field.
 CheckpointMeta read_checkpoint_meta(const nlohmann::json& header);
 
-/// A training checkpoint decoded, with its header read once for every reader of a resume.
+/// A training checkpoint decoded, its header read once for every reader of a resume.
 struct LoadedCheckpoint {
   CheckpointMeta meta;  // contents.meta, read
   CheckpointContents contents;

@@ -1,5 +1,4 @@
-// lib/checkpoint/checkpoint_store.cpp — naming, manifests, claiming, pruning and verification of
-// checkpoints.
+// lib/checkpoint/checkpoint_store.cpp — checkpoint naming, manifests, claiming and pruning.
 #include "checkpoint/checkpoint_store.hpp"
 
 #include <fcntl.h>
@@ -32,7 +31,7 @@ std::string stem_for(std::int64_t step) {
   return name;
 }
 
-/// The step a checkpoint's or manifest's file name gives, when it follows the folder's layout.
+/// The step in a checkpoint's or manifest's file name, when it follows the layout.
 std::optional<std::int64_t> named_step(const fs::path& path) {
   static const std::regex pattern(R"(ckpt-step-(\d{9})\.(json|mddp))");
   std::smatch match;
@@ -59,8 +58,7 @@ std::vector<Listed> manifests_newest_first(const std::string& folder) {
   return found;
 }
 
-/// The contents of `path`, which must be a regular file (a symlink to one included) of at most
-/// `max_bytes`: a device, a pipe or a huge file is refused before a byte is read.
+/// Regular file `path`'s bytes; a device, pipe or file over `max_bytes` is refused before reading.
 std::string read_regular_file(const std::string& path, std::uint64_t max_bytes, const char* what) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it changes nothing for a file.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -116,7 +114,7 @@ Manifest read_manifest(const fs::path& path) {
   std::optional<std::uint64_t> bytes;
   std::optional<std::uint32_t> crc32;
   try {
-    // value() throws too, for a manifest that is not an object or a field of another type.
+    // value() throws for a non-object or a mistyped field too.
     read.run = manifest.value("run", "");  // absent before run ids
     read.file = manifest.value("file", "");
     bytes = exact_integer<std::uint64_t>(manifest.value("bytes", nlohmann::json()));
@@ -127,8 +125,7 @@ Manifest read_manifest(const fs::path& path) {
   if (!bytes || !crc32) throw CheckpointError(what + ": no integer \"bytes\" and \"crc32\"");
   read.bytes = *bytes;
   read.crc32 = *crc32;
-  // Only a plain file name beside the manifest: a manifest cannot point elsewhere (".." is a
-  // file name to std::filesystem, and "." the folder itself).
+  // A plain name beside the manifest only (std::filesystem takes ".." for a file name).
   if (read.file.empty() || read.file == "." || read.file == ".." ||
       fs::path(read.file).filename().string() != read.file) {
     throw CheckpointError(path.string() + ": the manifest names no checkpoint file");
@@ -136,8 +133,7 @@ Manifest read_manifest(const fs::path& path) {
   return read;
 }
 
-/// `bytes`, read from `path`, as a checkpoint whose file structure, CRC and header are intact
-/// and whose header holds `step` when the file was found under a name that gives a step.
+/// `bytes` (from `path`) decoded, its header holding `step` when the name gives one.
 StoredCheckpoint verified(const std::string& path, std::string bytes,
                           std::optional<std::int64_t> step) {
   LoadedCheckpoint loaded = decode_training_checkpoint(bytes, path);
@@ -148,8 +144,7 @@ StoredCheckpoint verified(const std::string& path, std::string bytes,
   return {std::move(loaded), path, std::move(bytes)};
 }
 
-/// The checkpoint a manifest describes, verified against the manifest's size and CRC-32 and the
-/// step of the manifest's name.
+/// The checkpoint a manifest describes, verified against its size, CRC-32 and step.
 StoredCheckpoint read_through_manifest(const fs::path& manifest_path) {
   const Manifest manifest = read_manifest(manifest_path);
   const std::string path = (manifest_path.parent_path() / manifest.file).string();
@@ -241,8 +236,7 @@ std::string CheckpointStore::save(std::int64_t step, const std::string& bytes,
   try {
     write_file_atomically(manifest_path.string(), manifest.dump(2) + "\n");
   } catch (const Error&) {
-    // A file without a manifest is no checkpoint to the store, and pruning, which goes by
-    // manifests, would never remove it: it goes now, with the failure.
+    // Pruning goes by manifests and would never remove a file without one.
     std::error_code ignored;
     fs::remove(path, ignored);
     throw;

@@ -1,6 +1,5 @@
-// lib/checkpoint/checkpoint_store.hpp — provides: CheckpointStore, the checkpoint folder of one
-// run: atomic writes of checkpoint and manifest, pruning to the run's newest K, and finding the
-// newest intact one.
+// lib/checkpoint/checkpoint_store.hpp — provides: CheckpointStore (one run's checkpoint folder:
+// atomic saves, pruning, newest intact), read_checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +14,7 @@
 
 namespace mnist_ddp::checkpoint {
 
-/// A checkpoint file read into memory and verified against its manifest and its own header.
+/// A checkpoint file read and verified against its manifest and its own header.
 struct StoredCheckpoint : LoadedCheckpoint {
   std::string path;   // the .mddp file
   std::string bytes;  // its contents, as they were decoded
@@ -24,33 +23,27 @@ struct StoredCheckpoint : LoadedCheckpoint {
 /// The largest checkpoint file read: a model's takes a few MB.
 constexpr std::uint64_t kMaxCheckpointBytes = std::uint64_t{1} << 30;
 
-/// Folder layout: ckpt-step-<9 digits>.mddp (the checkpoint) and ckpt-step-<9 digits>.json (its
-/// manifest: the run's id, step, epoch, metrics, size and CRC-32 of the checkpoint). The manifest
-/// is written after the checkpoint, so a manifest always describes a complete file.
-///
-/// Note [A folder holds one run]: a run writes only into a folder whose checkpoints it continues
-/// (claim), and pruning removes only that run's checkpoints older than the one just written, so
-/// no run deletes another's checkpoints or its own newest one, and `--resume auto` never picks up
-/// another run or a future that a resume from an older checkpoint abandoned.
+/// Files: ckpt-step-<9 digits>.mddp and its .json manifest (run, step, size, CRC-32), written
+/// after it, so a manifest always describes a complete file.
+/// Note [A folder holds one run]: a run writes only into a folder it claimed, and prunes only its
+/// own checkpoints older than the one just written, so no run deletes another's or its newest, and
+/// `--resume auto` never picks up another run or a future an older resume abandoned.
 class CheckpointStore {
  public:
   /// Creates `folder` when missing. `keep_last` >= 1 checkpoints are kept.
   CheckpointStore(std::string folder, int keep_last);
 
-  /// Makes the folder this run's: `run` is its id, `resumed` the checkpoint it continues (none
-  /// for a fresh start). The checkpoints it would not continue from are those of a fresh start's
-  /// folder, another run's, and its own intact ones after `resumed`. With `replace` they are
-  /// deleted by the first save; without, throws UsageError naming the folder and one of them.
+  /// Makes the folder run `run`'s, continuing `resumed` (none: fresh). Checkpoints it would not
+  /// continue from (another run's, its own after `resumed`) are deleted by the first save with
+  /// `replace`; without, throws UsageError naming one.
   void claim(const std::string& run, const std::optional<CheckpointMeta>& resumed, bool replace);
 
-  /// Writes checkpoint and manifest atomically, then removes the claimed run's checkpoints
-  /// before `step` but the newest `keep_last` - 1. `manifest` gets "run", "file", "bytes" and
-  /// "crc32" added. Returns the checkpoint's path.
+  /// Writes checkpoint and manifest (plus run, file, bytes, crc32) atomically, prunes the run's
+  /// older ones to `keep_last` in all; returns the checkpoint's path.
   std::string save(std::int64_t step, const std::string& bytes, nlohmann::json manifest);
 
-  /// The newest checkpoint that matches its manifest and whose header holds the step of its
-  /// name. Damaged ones are skipped, each reported through `warn`. Empty when the folder holds
-  /// no checkpoint; throws CheckpointError when it holds some but none is intact.
+  /// The newest intact checkpoint, each damaged one skipped through `warn`; empty for an empty
+  /// folder, CheckpointError when none is intact.
   std::optional<StoredCheckpoint> newest_intact(
       const std::function<void(const std::string&)>& warn) const;
 
@@ -63,9 +56,8 @@ class CheckpointStore {
   std::vector<std::string> to_replace_;  // manifests the first save deletes, with their files
 };
 
-/// Reads a checkpoint named by the user: the .mddp file, or its .json manifest (then the file
-/// it names, verified against it). Throws CheckpointError when missing, not a regular file, over
-/// kMaxCheckpointBytes, damaged, or named for another step than its header holds.
+/// Reads a user-named .mddp file or .json manifest; throws CheckpointError when it is missing,
+/// not a regular file, too large, damaged, or named for another step than it holds.
 StoredCheckpoint read_checkpoint(const std::string& path);
 
 }  // namespace mnist_ddp::checkpoint

@@ -1,6 +1,4 @@
-// lib/checkpoint/json_read.hpp — provides: parse_bounded_json, JSON text parsed only within a
-// size and a nesting depth, and exact_integer<T>, a JSON number read as an integer type only when
-// it is an integer that the type holds exactly.
+// lib/checkpoint/json_read.hpp — provides: parse_bounded_json, exact_integer<T>: JSON in bounds.
 #pragma once
 
 #include <cstdint>
@@ -17,16 +15,13 @@ namespace mnist_ddp::checkpoint {
 /// The deepest nesting a manifest or checkpoint header may have (they use three levels).
 constexpr int kMaxJsonDepth = 16;
 
-/// `text` parsed, when it is JSON of at most `max_bytes` bytes nested at most kMaxJsonDepth
-/// deep; otherwise throws CheckpointError("<what>: <the problem>"). Copying, printing or freeing
-/// a value recurses once per level, so an unbounded depth could exhaust the stack.
+/// `text` parsed, or CheckpointError("<what>: <problem>") when over `max_bytes` or kMaxJsonDepth:
+/// copying, printing or freeing a value recurses per level, so depth could exhaust the stack.
 nlohmann::json parse_bounded_json(std::string_view text, std::size_t max_bytes,
                                   const std::string& what);
 
-/// `value` as T when it is a JSON integer within T's range; nullopt for anything else (a
-/// fraction, a number beyond 64 bits, which nlohmann stores as a double, a string ...).
-/// nlohmann's get<T>() converts with static_cast: a double beyond T's range, such as
-/// 418446744073709551615 read as an int64, is undefined behaviour, and integers wrap silently.
+/// `value` as T when it is a JSON integer within T's range, else nullopt. Not get<T>(): its
+/// static_cast is undefined for an out-of-range double and wraps integers silently.
 template <typename T>
 std::optional<T> exact_integer(const nlohmann::json& value) {
   static_assert(std::is_integral_v<T> && sizeof(T) <= sizeof(std::uint64_t));

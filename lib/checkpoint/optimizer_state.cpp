@@ -41,11 +41,8 @@ const at::Tensor& required(const std::map<std::string, at::Tensor>& saved,
   return found->second;
 }
 
-/// A copy of the saved tensor `name`, checked against `like`, on `like`'s device and in its
-/// memory layout (channels-last weights included): fused optimizer kernels walk a parameter and
-/// its state as one flat array each, so the two must be laid out alike. A copy even on the same
-/// device: the optimizer updates its state in place, and must not write into the checkpoint's
-/// tensors.
+/// Saved tensor `name` checked and copied to `like`'s device and memory layout: fused kernels walk
+/// parameter and state as flat arrays, and in-place updates must not write into the checkpoint.
 at::Tensor fitting(const std::map<std::string, at::Tensor>& saved, const std::string& name,
                    const at::Tensor& like) {
   const at::Tensor& tensor = required(saved, name);
@@ -54,9 +51,7 @@ at::Tensor fitting(const std::map<std::string, at::Tensor>& saved, const std::st
                    like.suggest_memory_format());
 }
 
-/// Adam's step count: an int64 scalar, as optimizer_state_tensors writes it, from 1 (the state
-/// is made by the first step, which counts itself) to below the largest, which the next step
-/// would overflow.
+/// Adam's step: an int64 scalar in [1, INT64_MAX) (the first step counts itself; the next adds 1).
 std::int64_t adam_step(const std::map<std::string, at::Tensor>& saved, const std::string& name) {
   const at::Tensor& step = required(saved, name);
   if (step.scalar_type() != at::kLong || step.dim() != 0) {

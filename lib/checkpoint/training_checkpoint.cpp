@@ -19,8 +19,7 @@
 namespace mnist_ddp::checkpoint {
 namespace {
 
-/// `saved` with each option key it lacks set to the default run's value: an option added after
-/// checkpoints were first written defaults to what every run did before it.
+/// `saved` with each missing option at its default: what runs did before the option existed.
 nlohmann::json with_earlier_defaults(nlohmann::json saved) {
   nlohmann::json defaults = training_shape(config::TrainConfig{}, /*train_size=*/0);
   // Not options added later: the data set's size, and the batch a global batch leaves out.
@@ -36,8 +35,7 @@ std::map<std::string, at::Tensor> by_name(const CheckpointContents& contents) {
   return std::map<std::string, at::Tensor>(contents.tensors.begin(), contents.tensors.end());
 }
 
-/// The pairs (model tensor, saved tensor) for "model/<name>" and "buffer/<name>", each checked
-/// for presence, shape and type; nothing is copied yet.
+/// (model tensor, saved tensor) for each "model/" and "buffer/" name, checked, not yet copied.
 std::vector<std::pair<at::Tensor, at::Tensor>> checked_module_tensors(
     const std::map<std::string, at::Tensor>& saved, model::Classifier& model) {
   std::vector<std::pair<at::Tensor, at::Tensor>> pairs;
@@ -52,8 +50,7 @@ std::vector<std::pair<at::Tensor, at::Tensor>> checked_module_tensors(
   return pairs;
 }
 
-/// Throws CheckpointError naming the first tensor of `saved` that is not among `known`, nor a
-/// name `also_known` accepts: a tensor the run does not have is another model's.
+/// Throws CheckpointError naming a saved tensor this run lacks: it is another model's.
 void check_all_known(const std::map<std::string, at::Tensor>& saved,
                      const std::vector<std::pair<at::Tensor, at::Tensor>>& module_tensors,
                      const std::function<bool(const std::string&)>& also_known) {
@@ -73,14 +70,10 @@ void copy_module_tensors(const std::vector<std::pair<at::Tensor, at::Tensor>>& p
 
 // Note [A generator state is a tensor of its own]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// A checkpoint keeps every rank's generator state as one row of a (ranks, bytes) tensor. Every
-// row but the first starts inside its storage, and LibTorch 2.14's CPUGeneratorImpl::set_state
-// misreads such a tensor: handed rank 1's row, it refused it as "Invalid mt19937 state" in one
-// program and crashed in another, while a copy of the same row was taken (1.13 and 2.6 read
-// either right). So a row is copied into a tensor of its own before any generator sees it.
-/// The checkpoint's RNG states, checked to be what the trainer can hand to
-/// cpu_generator().set_state: uint8, one row per rank of the run that wrote it, each row a
-/// state that a CPU generator accepts (its width, and an MT19937 state LibTorch calls valid).
+// Rank r's state is row r of a (ranks, bytes) tensor, which starts inside the storage for r > 0.
+// LibTorch 2.14's CPUGeneratorImpl::set_state misreads such a view (1.13 and 2.6 do not), so a
+// row is cloned into a tensor of its own before any generator sees it.
+/// The checkpoint's RNG states: uint8, a row per rank, each one a CPU generator accepts.
 at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, int world_size) {
   const auto found = saved.find("rng_states");
   if (found == saved.end()) {
@@ -116,9 +109,7 @@ at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, in
   return states;
 }
 
-/// The checkpoint's CUDA generator states, undefined when it has none (written on the CPU, or
-/// before they were kept), else checked to be uint8 with a row per rank. Their width is the CUDA
-/// generator's to judge: the trainer's set_state names a row it refuses.
+/// CUDA generator states, undefined when none; uint8, a row per rank (set_state judges width).
 at::Tensor checked_cuda_rng_states(const std::map<std::string, at::Tensor>& saved, int world_size) {
   const auto found = saved.find("cuda_rng_states");
   if (found == saved.end()) return {};
@@ -196,10 +187,9 @@ CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64
   return contents;
 }
 
-// Note [Restore is all or nothing]: restore_checkpoint and restore_model check every tensor
-// (presence, shape, type, RNG states, optimizer state) before they change anything, so a refused
-// checkpoint leaves the model and optimizer as they were. Only the copies themselves come after
-// the checks; on a GPU, running out of memory there is the one way to stop half way.
+// Note [Restore is all or nothing]: every tensor is checked before anything is copied, so a
+// refused checkpoint leaves model and optimizer unchanged; only GPU out-of-memory in the copies
+// can stop half way.
 RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::TrainConfig& config,
                                std::int64_t train_size, model::Classifier& model,
                                torch::optim::Optimizer& optimizer) {

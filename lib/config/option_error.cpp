@@ -9,8 +9,7 @@ namespace {
 
 namespace po = boost::program_options;
 
-/// The substitutions (placeholder -> text) that error_with_option_name keeps protected: a derived
-/// class may name the member, and the member pointer then works on any error of the base class.
+/// error_with_option_name's protected substitutions, reached through a derived member pointer.
 struct Substitutions : po::error_with_option_name {
   static std::map<std::string, std::string>& of(po::error_with_option_name& error) {
     return error.*(&Substitutions::m_substitutions);
@@ -21,8 +20,7 @@ struct Substitutions : po::error_with_option_name {
 
 std::string option_error_text(po::error& error) {
   if (auto* named = dynamic_cast<po::error_with_option_name*>(&error)) {
-    // See Note [Boost option error placeholders]. Text with fewer than two '%' cannot hold a
-    // placeholder; in the rest, "%25" leaves none (no placeholder name starts with "25").
+    // Note [Boost option error placeholders]; no placeholder name starts with "25".
     for (auto& [placeholder, text] : Substitutions::of(*named)) {
       if (std::count(text.begin(), text.end(), '%') < 2) continue;
       std::string escaped;

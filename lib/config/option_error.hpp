@@ -1,5 +1,4 @@
-// lib/config/option_error.hpp — provides: option_error_text, the message of a Boost.Program_options
-// error, safe for any text the user typed.
+// lib/config/option_error.hpp — provides: option_error_text, a Boost.PO error's message, safely.
 #pragma once
 
 #include <string>
@@ -9,9 +8,8 @@
 namespace mnist_ddp::config {
 
 /// `error.what()`, but it always returns. Note [Boost option error placeholders]: Boost 1.74
-/// builds the message by replacing %value%, %canonical_option% ... until none is left, so a name
-/// or value that itself contains one (`--lr %value%`, a config line `%option% = 1`) makes
-/// what() loop forever. Such text appears with each '%' as "%25".
+/// replaces %value%, %canonical_option% ... until none is left, so user text holding one
+/// (`--lr %value%`) loops forever; such text is shown with each '%' as "%25".
 std::string option_error_text(boost::program_options::error& error);
 
 }  // namespace mnist_ddp::config

@@ -1,12 +1,10 @@
-// lib/config/option_table.cpp — the options of mnist_ddp, one entry each: an option added later
-// is one more entry.
+// lib/config/option_table.cpp — train_options(): every option of mnist_ddp, one entry each.
 #include "config/options.hpp"
 
 namespace mnist_ddp::config {
 namespace {
 
-// Bounds of the options that size memory: far above any real run, they turn an absurd value into
-// a usage error instead of a failed allocation or an overflowing conversion.
+// Far above any real run: an absurd value is a usage error, not a failed allocation or overflow.
 constexpr int kMaxBatchSize = 1 << 20;  // images per step, for each batch option
 constexpr int kMaxThreads = 1024;
 constexpr double kMaxBucketMb = 4096;

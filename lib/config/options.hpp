@@ -14,8 +14,7 @@
 
 namespace mnist_ddp::config {
 
-/// An option's value as it is parsed, checked, shown and kept in a checkpoint; a choice, a step
-/// range and --resume as text.
+/// An option's value as parsed, shown and checkpointed; choices, ranges and --resume as text.
 using Value = std::variant<bool, int, std::int64_t, double, std::string>;
 
 /// Throws UsageError "--option must be RULE (got GOT)".
@@ -84,8 +83,8 @@ Option option(std::string name, T TrainConfig::*member, Scope scope, std::vector
   return entry;
 }
 
-/// The options of `options` whose scope is at least `scope`, as (name, value and unit) in --help
-/// order, "-" for an empty path: the banner's configuration, and what ranks compare.
+/// (name, value with unit, "-" for no path) of the options of at least `scope`, in --help order:
+/// the banner's table, and what ranks compare.
 std::vector<std::pair<std::string, std::string>> describe_config(
     const TrainConfig& config, Scope scope = Scope::kRank,
     const OptionTable& options = train_options());
@@ -104,8 +103,7 @@ struct Command {
 Command parse_command(int argc, const char* const argv[],
                       const OptionTable& options = train_options());
 
-/// One warning for each MNIST_DDP_* variable of the environment that names no option (and is none
-/// of the project's other variables), naming the closest option: parse_command ignores them.
+/// For each unknown MNIST_DDP_* variable (parse_command ignores it), a warning naming the closest.
 std::vector<std::string> environment_warnings(const OptionTable& options = train_options());
 
 /// The --help text: usage line and every option with its default, grouped by topic.
@@ -115,8 +113,7 @@ std::string help_text(const OptionTable& options = train_options());
 /// "--batch-size must be at least 1 (got 0)".
 void validate(const TrainConfig& config, const OptionTable& options = train_options());
 
-/// `config` for `ranks` ranks: with --global-batch-size, batch_size becomes its share. Throws
-/// UsageError when the global batch does not split evenly over the ranks.
+/// `config` with batch_size the per-rank share of --global-batch-size; UsageError if uneven.
 TrainConfig split_global_batch(TrainConfig config, int ranks);
 
 }  // namespace mnist_ddp::config

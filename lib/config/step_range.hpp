@@ -1,5 +1,4 @@
-// lib/config/step_range.hpp — provides: StepRange, an inclusive range of optimizer steps written
-// FIRST:LAST (--timeline-steps), with its parser and its text.
+// lib/config/step_range.hpp — provides: StepRange, inclusive steps FIRST:LAST (--timeline-steps).
 #pragma once
 
 #include <cstdint>

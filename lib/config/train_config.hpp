@@ -1,5 +1,4 @@
-// lib/config/train_config.hpp — provides: TrainConfig, every setting of a run with its default,
-// and the enums of the options that choose among names, with those names.
+// lib/config/train_config.hpp — provides: TrainConfig with its defaults, the choice enums.
 #pragma once
 
 #include <array>
@@ -47,8 +46,7 @@ struct Resume {
   std::string path;  // with kPath: a checkpoint (.mddp) or its manifest (.json)
 };
 
-/// Every setting of a run, grouped as --help groups them; each is an option, whose entry in the
-/// option table (option_table.cpp) says what it means. Defaults follow the PyTorch DDP tutorial.
+/// Every setting, in --help's groups (see option_table.cpp); defaults as PyTorch's DDP tutorial.
 struct TrainConfig {
   std::string data_dir = "data/mnist";
   double normalize_mean = 0.1307;  // MNIST's pixel mean and standard deviation
@@ -59,9 +57,8 @@ struct TrainConfig {
   int epochs = 5;
   int batch_size = 64;
   int global_batch_size = 0;
-  // Not 1000 as in the PyTorch example: the cnn's activations scale with it (peak 600 MiB per rank
-  // at 1000, 270 MiB at 100), its speed does not.
-  int test_batch_size = 100;
+  int test_batch_size =
+      100;  // not the example's 1000: the cnn's memory grows with it, its speed does not
   Optimizer optimizer = Optimizer::kSgd;
   double lr = 0.01;
   double momentum = 0.0;
@@ -78,8 +75,7 @@ struct TrainConfig {
   double bucket_mb = 25;  // as PyTorch DDP
   int grad_accum = 1;
   GradDtype grad_dtype = GradDtype::kFp32;
-  // Generous, as PyTorch's NCCL watchdog, so slow file systems never trip it.
-  double comm_timeout = 300;
+  double comm_timeout = 300;  // generous, as PyTorch's NCCL watchdog: slow disks never trip it
   bool communicate_alone = false;
 
   int threads = 0;
@@ -104,9 +100,7 @@ struct TrainConfig {
   std::string tensorboard_dir;
   std::string report;
   std::string timeline;
-  // A window, so a long run's trace stays small enough to open (an eager step is 5 phase spans
-  // plus one per gradient bucket on each rank, a graphed one 2).
-  StepRange timeline_steps{1, 1000};
+  StepRange timeline_steps{1, 1000};  // a window: a long run's trace stays small enough to open
   double min_accuracy = 0.0;
 };
 

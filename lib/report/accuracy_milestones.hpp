@@ -1,5 +1,4 @@
-// lib/report/accuracy_milestones.hpp — provides: AccuracyMilestones, when the test accuracy first
-// reached 90%, 95%, 98%, 99%: the time-to-accuracy figure training benchmarks compare.
+// lib/report/accuracy_milestones.hpp — provides: AccuracyMilestones, time to 90-99% test accuracy.
 #pragma once
 
 #include <cstdint>

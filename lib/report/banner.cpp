@@ -60,8 +60,7 @@ void print_layout(const Log& log, const std::vector<distributed::RankPlacement>&
              p.cores, nccl_column(p.nccl_host).c_str(), p.device.c_str());
     if (p.threads > p.cores) crowded += (crowded.empty() ? "" : ", ") + std::to_string(p.rank);
   }
-  // mpirun binds each of up to two ranks to one core unless told otherwise: extra threads then
-  // share that core and gain nothing.
+  // mpirun binds each of up to two ranks to one core by default: extra threads gain nothing.
   if (!crowded.empty()) {
     log.line(
         "# note: rank(s) %s run more threads than their CPU binding gives them cores; bind "

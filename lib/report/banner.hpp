@@ -1,5 +1,4 @@
-// lib/report/banner.hpp — provides: the start banner (versions, configuration, layout) and the
-// per-epoch and final result lines, as '#'-prefixed tables that parsers can skip.
+// lib/report/banner.hpp — provides: the start banner and result tables, '#'-prefixed for parsers.
 #pragma once
 
 #include <vector>
@@ -18,8 +17,8 @@ namespace mnist_ddp::report {
 /// Versions, then every setting of `config`, one per line.
 void print_banner(const Log& log, const config::TrainConfig& config);
 
-/// Mode, device type, precision and how gradients travel, the plan's note (a fallback forced
-/// by some ranks) if any and, on CUDA, whether the steps replay a CUDA graph and why.
+/// Mode, device, precision, gradient transport, the plan's note and, on CUDA, whether and why
+/// steps replay a CUDA graph.
 void print_execution(const Log& log, const distributed::DevicePlan& plan,
                      const config::TrainConfig& config, const train::GraphPlan& graphs);
 
@@ -35,21 +34,18 @@ void print_epoch(const Log& log, const train::EpochReport& report);
 bool print_summary(const Log& log, const train::TrainSummary& summary, double min_accuracy,
                    double wall_seconds);
 
-/// Start-up time and where this rank's training time went, as shares (rank 0's unless every
-/// rank logs).
+/// Start-up time and the shares of this rank's training time (rank 0's unless every rank logs).
 void print_timing(const Log& log, int rank, double startup_seconds,
                   const train::PhaseTimes& phases);
 
-/// One line per rank: throughput, mean step time, communication share, peak memory; the slowest
-/// rank is marked.
+/// One line per rank (throughput, step time, comm share, peak memory), the slowest marked.
 void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
                       const std::vector<distributed::RankPlacement>& layout);
 
 /// When the test accuracy first reached each milestone (and which it never reached).
 void print_milestones(const Log& log, const std::vector<Milestone>& milestones);
 
-/// With --target-accuracy: the step, training time and time from launch at which it was
-/// reached, or that it was not.
+/// With --target-accuracy: the step and times at which it was reached, or that it was not.
 void print_target(const Log& log, double target_accuracy, const train::TrainSummary& summary);
 
 }  // namespace mnist_ddp::report

@@ -1,6 +1,4 @@
-// lib/report/metrics_writer.cpp — JSON Lines through nlohmann::json, which prints doubles with
-// enough digits to read back the same value; each record flushed as it is written, to a file
-// never reached through a symbolic link.
+// lib/report/metrics_writer.cpp — JSON Lines via nlohmann::json (doubles round-trip), flushed.
 #include "report/metrics_writer.hpp"
 
 #include <cerrno>
@@ -30,8 +28,8 @@ nlohmann::json phase_record(const train::PhaseTimes& phases) {
   return record;
 }
 
-/// Opens `path`, emptied unless `append` (then readable too, for ends_mid_line). O_NOFOLLOW: a
-/// symbolic link there is refused, never written through nor replaced (it may be /dev/stdout).
+/// Opens `path`, emptied unless `append` (then readable, for ends_mid_line). O_NOFOLLOW: a symlink
+/// (perhaps /dev/stdout) is refused, never written through nor replaced.
 int open_metrics_file(const std::string& path, bool append) {
   const int open_flags = append ? O_RDWR | O_APPEND : O_WRONLY | O_TRUNC;
   const int fd = open(path.c_str(), open_flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);

@@ -1,7 +1,5 @@
-// lib/report/metrics_writer.hpp — provides: MetricsWriter, the JSON Lines metrics file (a record
-// every --log-every steps, one per evaluation, one per epoch, then a summary), written by rank 0.
-// Every record carries "schema": kMetricsSchema, raised whenever a field changes meaning or goes
-// away.
+// lib/report/metrics_writer.hpp — provides: MetricsWriter, rank 0's JSON Lines metrics file.
+// Every record carries "schema": kMetricsSchema, raised whenever a field changes meaning or goes.
 #pragma once
 
 #include <cstdio>
@@ -29,26 +27,17 @@ struct RunFacts {
 
 class MetricsWriter {
  public:
-  /// A new run empties `path`; a resumed run (`append`) adds to its end, first closing a line a
-  /// killed run left unfinished. Created with mode 0666 less the umask. An empty path makes a
-  /// writer that writes nothing. Throws UsageError when the file cannot be opened or `path` is a
-  /// symbolic link.
+  /// Empties `path`, or with `append` closes a line a killed run left unfinished and adds to it;
+  /// an empty path writes nothing. Throws UsageError when it cannot be opened or is a symlink.
   MetricsWriter(const std::string& path, RunFacts facts, bool append);
 
-  /// {"event":"step", step, epoch, loss, lr, images_per_sec, steps (in the window),
-  ///  phases: {data_s, forward_s, ...} per rank over the window, averaged over ranks}.
-  /// Only for steps that carry a log window.
+  /// A "step" record for a step with a log window; its phases are per rank, averaged over ranks.
   void write_step(const train::StepReport& step);
-  /// {"event":"epoch", epoch, step, train_loss, test_loss, test_accuracy, images_per_sec,
-  ///  elapsed_s, world_size, phases_rank0: {data_s, forward_s, ...}, ...}
+  /// An "epoch" record, with rank 0's phases.
   void write_epoch(const train::EpochReport& report);
-  /// {"event":"evaluation", epoch, step, test_loss, test_accuracy, test_correct, test_count,
-  ///  train_s (training time so far, evaluations excluded), elapsed_s, launch_s}: every
-  ///  evaluation, epoch ends included.
+  /// An "evaluation" record for every evaluation, epoch ends included; train_s excludes them.
   void write_evaluation(const train::EvalReport& report);
-  /// {"event":"summary", test_loss, test_accuracy, train_loss, steps, train_images_per_sec,
-  ///  wall_s, startup_s, phases_rank0, allreduce_bytes_per_step (what each rank allreduces per
-  ///  optimizer step whenever ranks communicate), world_size, backend, model}
+  /// The "summary" record; allreduce_bytes_per_step: each rank's, when ranks communicate.
   void write_summary(const train::TrainSummary& summary, double wall_seconds,
                      double startup_seconds);
 

@@ -1,5 +1,4 @@
-// lib/report/progress.cpp — the live line redraws at most ten times a second: at hundreds of
-// thousands of images per second a redraw per step would cost more than the step.
+// lib/report/progress.cpp — at most 10 redraws a second: one per step costs more than the step.
 #include "report/progress.hpp"
 
 #include <unistd.h>
@@ -28,8 +27,7 @@ bool is_terminal_device(const std::string& path) {
 bool stdout_reaches_terminal() {
   if (!isatty(STDOUT_FILENO)) return false;
   if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return true;
-  // Under mpirun the pseudo-terminal is Open MPI's; what counts is where mpirun writes. On other
-  // nodes the parent is a daemon that writes nowhere: plain lines.
+  // The pseudo-terminal is Open MPI's: ask where the parent writes (a remote daemon: nowhere).
   std::error_code error;
   const auto launcher_stdout = std::filesystem::read_symlink(
       "/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(STDOUT_FILENO), error);

@@ -1,6 +1,4 @@
-// lib/report/progress.hpp — provides: Progress, rank 0's view of the running epoch: one live line
-// on a terminal (step/total, loss, global images/s, ETA) that gives way to the epoch's table row,
-// or plain periodic lines (every --log-every steps) in files, pipes and Slurm logs.
+// lib/report/progress.hpp — provides: Progress, a live line on terminals, else periodic lines.
 #pragma once
 
 #include <string>
@@ -16,8 +14,8 @@ enum class ProgressStyle { kLive, kLines, kOff };
 /// --progress: "auto" is live when the user watches a terminal, else lines.
 ProgressStyle progress_style(config::Progress option);
 
-/// Whether stdout reaches a terminal. Open MPI gives every rank a pseudo-terminal even when
-/// mpirun's own output goes to a file, so under mpirun this asks about mpirun's stdout.
+/// Whether stdout reaches a terminal; under mpirun, mpirun's stdout (Open MPI gives every rank a
+/// pseudo-terminal even when mpirun writes to a file).
 bool stdout_reaches_terminal();
 
 class Progress {
@@ -25,8 +23,7 @@ class Progress {
   /// Writes through `log` (rank 0); kOff writes nothing.
   Progress(const Log& log, ProgressStyle style);
 
-  /// After every optimizer step (windows carry the loss that is shown). The next log line,
-  /// the epoch's table row, takes the live line's place.
+  /// After every optimizer step; the next log line (the epoch's row) replaces the live line.
   void on_step(const train::StepReport& step);
 
  private:
@@ -39,7 +36,7 @@ class Progress {
   ProgressStyle style_;
   double loss_ = -1;  // of the last log window; < 0 until the first one
   double images_per_sec_ = 0;
-  // This epoch in this process: when its first step ended, and steps and images since.
+  // This epoch in this process: start, steps and images since.
   std::int64_t epoch_ = 0;
   train::TraceClock::time_point epoch_start_;
   std::int64_t epoch_steps_ = 0;

@@ -1,6 +1,4 @@
-// lib/report/rank_stats.hpp — provides: RankStats and gather_rank_stats, what each rank did in the
-// run (throughput, time per phase, peak memory), collected in rank order for the summary and
-// the report.
+// lib/report/rank_stats.hpp — provides: RankStats, gather_rank_stats: each rank's run, in order.
 #pragma once
 
 #include <algorithm>

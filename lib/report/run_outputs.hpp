@@ -1,6 +1,4 @@
-// lib/report/run_outputs.hpp — provides: RunOutputs, everything a run shows and writes besides
-// checkpoints: the progress line, the per-epoch table, the metrics file, TensorBoard scalars,
-// the HTML report, the timeline and the end-of-run summary.
+// lib/report/run_outputs.hpp — provides: RunOutputs, all a run shows and writes but checkpoints.
 #pragma once
 
 #include <memory>
@@ -26,10 +24,9 @@ namespace mnist_ddp::report {
 /// Every rank has one (the timeline and the summary gather from all ranks); rank 0 writes.
 class RunOutputs {
  public:
-  /// Opens the output files on rank 0: make it once the run is sure to train, so that a run
-  /// that fails before leaves earlier outputs alone. A `resumed` run appends to the metrics file.
-  /// No collectives, so it may run inside an agreed phase. Throws UsageError naming the option
-  /// whose file or folder cannot be written.
+  /// Opens rank 0's output files (appending metrics when `resumed`): make it only once the run
+  /// will train, so a failure leaves earlier outputs alone. No collectives: safe inside an agreed
+  /// phase. Throws UsageError naming an option whose file cannot be written.
   RunOutputs(const config::TrainConfig& config, const distributed::DevicePlan& plan,
              distributed::Communicator& comm, const Log& log, bool resumed);
 
@@ -41,8 +38,8 @@ class RunOutputs {
   void on_evaluation(const train::EvalReport& report);
   void on_span(const train::Span& span) { timeline_.add(span); }
 
-  /// Collective, after training: gathers what every rank did, writes the summary record, the
-  /// report and the timeline, and prints the summary. Returns whether --min-accuracy was met.
+  /// Collective, after training: gathers every rank's stats, writes and prints the summaries;
+  /// returns whether --min-accuracy was met.
   bool finish(const train::TrainSummary& summary, double wall_seconds, double startup_seconds);
 
  private:
@@ -63,8 +60,8 @@ class RunOutputs {
   std::int64_t steps_trained_ = 0;  // by this process (a resumed run counts from its start)
 };
 
-/// Throws UsageError when `path` (the value of --`option`) could not be created: its folder is
-/// missing or not writable. Checked before training, so a typo does not cost a whole run.
+/// Throws UsageError when the folder of --`option`'s `path` is missing or not writable: checked
+/// before training, so a typo does not cost a whole run.
 void require_writable_location(const std::string& path, const char* option);
 
 }  // namespace mnist_ddp::report

@@ -1,6 +1,4 @@
-// lib/report/tensorboard_writer.cpp — Event messages (report/proto/*.proto, TensorFlow's field
-// numbers) serialized by protobuf, framed as TFRecords, one write() per record to a file created
-// with O_EXCL.
+// lib/report/tensorboard_writer.cpp — protobuf Events (TensorFlow's field numbers) as TFRecords.
 #include "report/tensorboard_writer.hpp"
 
 #include <array>
@@ -21,8 +19,7 @@
 namespace mnist_ddp::report {
 namespace {
 
-// TensorBoard loads the files of a folder whose names hold "tfevents", in name order;
-// TensorFlow's and PyTorch's writers name them like this.
+// TensorBoard loads a folder's files whose names hold "tfevents", in name order.
 constexpr const char* kFilePrefix = "events.out.tfevents.";
 // The version TensorFlow 2 and PyTorch's SummaryWriter write first.
 constexpr const char* kFileVersion = "brain.Event:2";
@@ -44,8 +41,7 @@ std::string host_name() {
 int create_new_file(const std::string& base, std::string& path) {
   for (int suffix = 0; suffix < kMaxSuffix; ++suffix) {
     path = suffix == 0 ? base : base + "." + std::to_string(suffix);
-    // O_EXCL: another writer that picks the same name at the same moment cannot share the file
-    // (nor can a link put there); 0666: the umask decides, as for every other output.
+    // O_EXCL: no concurrent writer or planted link shares the file; 0666: the umask decides.
     const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return fd;
     if (errno != EEXIST) {
@@ -123,8 +119,7 @@ void TensorBoardWriter::flush() {
 }
 
 void TensorBoardWriter::write_record(const std::string& data) {
-  // One write() for the whole record, so a reader following the file (TensorBoard polls it)
-  // rarely sees half a record; it waits for the rest when it does.
+  // One write() per record: TensorBoard, polling the file, rarely sees half of one.
   write_all(fd_, tfrecord_frame(data), path_);
 }
 

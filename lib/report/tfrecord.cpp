@@ -1,5 +1,4 @@
-// lib/report/tfrecord.cpp — CRC-32C from Boost.CRC, and the little-endian TFRecord header and
-// footer written byte by byte, so the result does not depend on the machine's byte order.
+// lib/report/tfrecord.cpp — CRC-32C from Boost.CRC; framing byte by byte, for any byte order.
 #include "report/tfrecord.hpp"
 
 #include <boost/crc.hpp>
@@ -22,8 +21,7 @@ std::uint32_t crc32c(std::string_view bytes) {
 }
 
 std::uint32_t masked_crc32c(std::string_view bytes) {
-  // TFRecord masks the CRC because a CRC over data that itself holds CRCs (records inside
-  // records) is weak; the rotation and the constant are TensorFlow's (lib/hash/crc32c.h).
+  // TensorFlow's mask (lib/hash/crc32c.h): a CRC over data holding CRCs is weak.
   const std::uint32_t crc = crc32c(bytes);
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }

@@ -1,5 +1,4 @@
-// lib/report/tfrecord.hpp — provides: crc32c, masked_crc32c and tfrecord_frame, the record framing
-// of TensorFlow's TFRecord files, which TensorBoard event files are.
+// lib/report/tfrecord.hpp — provides: crc32c, masked_crc32c, tfrecord_frame: TFRecord framing.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +13,7 @@ std::uint32_t crc32c(std::string_view bytes);
 /// The CRC-32C of `bytes` as TFRecord stores it: rotated right by 15 bits plus 0xa282ead8.
 std::uint32_t masked_crc32c(std::string_view bytes);
 
-/// `data` framed as one TFRecord: its length as a little-endian uint64, the masked CRC-32C of
-/// those 8 bytes, the data, then the masked CRC-32C of the data (both CRCs little-endian uint32).
+/// `data` as a TFRecord: uint64 length, its masked CRC, data, the data's masked CRC; little-endian.
 std::string tfrecord_frame(std::string_view data);
 
 }  // namespace mnist_ddp::report

@@ -1,5 +1,4 @@
-// lib/report/timeline.cpp — spans travel to rank 0 as one float64 tensor per rank (names as indices
-// into kSpanNames), so gathering them is one ordinary all_gather.
+// lib/report/timeline.cpp — spans as float64 rows (names as kSpanNames indices): one all_gather.
 #include "report/timeline.hpp"
 
 #include <algorithm>

@@ -1,6 +1,5 @@
-// lib/report/timeline.hpp — provides: Timeline, every rank's phases and collectives of a run as one
-// Chrome trace (chrome://tracing, Perfetto), as Horovod's timeline: stragglers and
-// communication gaps show at a glance.
+// lib/report/timeline.hpp — provides: Timeline, every rank's phases and collectives as one Chrome
+// trace, as Horovod's: stragglers and communication gaps show at a glance.
 #pragma once
 
 #include <string>
@@ -15,24 +14,21 @@ namespace mnist_ddp::report {
 
 class Timeline {
  public:
-  /// Records the spans of the optimizer steps in `steps`. A disabled timeline records nothing
-  /// and costs nothing.
+  /// Records the spans of the steps in `steps`; a disabled one costs nothing.
   Timeline(distributed::Communicator& comm, bool enabled, config::StepRange steps);
 
   /// Collective: a barrier, so that every rank's clock starts at the same moment.
   void start();
 
-  /// Records one span of this rank if its step is in the window (up to kMaxSpans; later ones
-  /// are counted, not kept).
+  /// Records a span of this rank in the window; past kMaxSpans they are only counted.
   void add(const train::Span& span);
 
-  /// Collective: gathers every rank's spans; rank 0 writes the trace to `path` (atomically).
-  /// Returns the spans dropped past kMaxSpans on all ranks (on rank 0; 0 elsewhere).
+  /// Collective: rank 0 writes every rank's spans to `path` atomically and returns all ranks'
+  /// dropped spans (0 elsewhere).
   std::int64_t write(const std::string& path,
                      const std::vector<distributed::RankPlacement>& layout);
 
-  /// Spans kept per rank (20 MB of memory): a guard for wide --timeline-steps windows, 83,000
-  /// steps of the linear model (5 phases and 1 bucket a step).
+  /// Spans kept per rank: bounds memory (20 MB) for wide --timeline-steps windows.
   static constexpr std::int64_t kMaxSpans = 500'000;
 
  private:

@@ -53,8 +53,8 @@ std::string cuda_version_text(int code) {
   return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
 }
 
-/// "2.28.9 from /usr/lib/libnccl.so.2 (built with 2.28.9)": the loaded library may differ from
-/// the header compiled in; "not loaded: <why> (built with 2.28.9)" where it is not installed.
+/// "2.28.9 from <file> (built with 2.28.9)": the loaded library may differ from the header;
+/// "not loaded: <why> (...)" without one.
 std::string nccl_version() {
   const std::string built = " (built with " + std::to_string(NCCL_MAJOR) + "." +
                             std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH) + ")";
@@ -96,8 +96,7 @@ std::string cuda_version() { return "not built in"; }
 }  // namespace
 
 std::string loaded_blas() {
-  // Debian picks the BLAS behind libblas.so.3 with update-alternatives; the resolved path
-  // tells which one (reference, OpenBLAS, BLIS, MKL).
+  // Debian's update-alternatives picks libblas.so.3; the resolved path tells which.
   std::string where;
   for (const std::string& path : loaded_blas_paths()) {
     std::error_code ignored;
