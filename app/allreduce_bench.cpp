@@ -4,15 +4,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include <ATen/ATen.h>
+#include <torch/cuda.h>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/process_clock.hpp"
 #include "config/bench_options.hpp"
 #include "distributed/agreed_failure.hpp"
-#include "distributed/mpi_communicator.hpp"
+#include "distributed/device_plan.hpp"
+#include "distributed/make_communicator.hpp"
 #include "distributed/run_program.hpp"
 #include "distributed/world.hpp"
 
@@ -26,9 +29,13 @@ struct Measurement {
 };
 
 /// Each rank contributes rank + 1 in every element, so every element must sum to n(n+1)/2.
-Measurement measure(distributed::Communicator& comm, std::int64_t count,
+Measurement measure(distributed::Communicator& comm, c10::Device device, std::int64_t count,
                     const config::BenchConfig& c) {
-  at::Tensor buffer = at::empty({count}, at::kFloat);
+  at::Tensor buffer = at::empty({count}, at::TensorOptions(at::kFloat).device(device));
+  // GPU work is asynchronous: waited for, so the clock sees the whole allreduce and nothing else.
+  const auto wait_for_device = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  };
   const float expected = comm.size() * (comm.size() + 1) / 2.0f;
   for (int i = 0; i < c.warmup; ++i) {
     buffer.fill_(comm.rank() + 1);
@@ -38,9 +45,11 @@ Measurement measure(distributed::Communicator& comm, std::int64_t count,
   std::int64_t wrong = 0;
   for (int i = 0; i < c.iters; ++i) {
     buffer.fill_(comm.rank() + 1);  // outside the timed region
+    wait_for_device();
     comm.barrier();
     const auto start = std::chrono::steady_clock::now();
     comm.all_reduce(buffer, distributed::ReduceOp::kSum);
+    wait_for_device();
     seconds += seconds_since(start);
     wrong += buffer.ne(expected).sum().item<std::int64_t>();
   }
@@ -51,12 +60,25 @@ Measurement measure(distributed::Communicator& comm, std::int64_t count,
   return {totals.item<double>(), wrong_total.item<std::int64_t>()};
 }
 
+/// The plan and the communicator mnist_ddp would take for `backend` (Note [One plan for every
+/// rank]), agreed on every rank; --backend mpi keeps to host memory whatever GPUs the ranks have.
 int run(const distributed::World& world, const config::BenchConfig& c) {
   const Log log(world.rank(), /*all_ranks=*/false);
-  distributed::MpiCommunicator comm(world.comm());
+  config::TrainConfig train;
+  train.backend = c.backend;
+  if (c.backend == config::Backend::kMpi) train.device = config::Device::kCpu;
+  distributed::DevicePlan plan;
+  distributed::run_agreed(world, "planning the devices",
+                          [&] { plan = distributed::plan_devices(train, world); });
+  std::unique_ptr<distributed::Communicator> communicator;
+  distributed::run_agreed(world, "setting up the communicator", [&] {
+    communicator = distributed::make_communicator(world, plan, train.comm_timeout);
+  });
+  distributed::Communicator& comm = *communicator;
   log.line("# allreduce_bench: backend %s, %d rank%s on %d node%s, float32 sum, in place",
            comm.backend().c_str(), comm.size(), comm.size() == 1 ? "" : "s", world.node_count(),
            world.node_count() == 1 ? "" : "s");
+  if (!plan.note.empty()) log.line("# %s", plan.note.c_str());
   log.line("# %12s %12s %6s %6s %10s %8s %8s %7s", "size", "count", "type", "redop", "time",
            "algbw", "busbw", "#wrong");
   log.line("# %12s %12s %6s %6s %10s %8s %8s %7s", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
@@ -67,7 +89,7 @@ int run(const distributed::World& world, const config::BenchConfig& c) {
   std::int64_t wrong = 0;
   for (std::int64_t bytes = c.min_bytes; bytes <= c.max_bytes; bytes *= c.factor) {
     const std::int64_t count = bytes / 4;
-    const Measurement m = measure(comm, count, c);
+    const Measurement m = measure(comm, plan.device, count, c);
     const double algbw = count * 4 / m.microseconds / 1e3;  // bytes per microsecond / 1e3 = GB/s
     log.line("  %12lld %12lld %6s %6s %10.2f %8.3f %8.3f %7lld", static_cast<long long>(count * 4),
              static_cast<long long>(count), "float", "sum", m.microseconds, algbw,

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "config/option_error.hpp"
+#include "config/options.hpp"
 
 namespace po = boost::program_options;
 
@@ -16,11 +17,16 @@ namespace {
 po::options_description bench_options(BenchConfig& c) {
   const BenchConfig defaults;
   po::options_description options(
-      "allreduce_bench: time MPI allreduce over a sweep of message sizes, as nccl-tests\n\n"
+      "allreduce_bench: time the training's allreduce over message sizes, as nccl-tests\n\n"
       "Usage: mpirun -np N allreduce_bench [options]\n"
       "Prints time, algorithm bandwidth (size / time) and bus bandwidth (algbw * 2(n-1)/n) per\n"
       "size, checks every result and exits 1 when any element is wrong");
   options.add_options()("help,h", po::bool_switch(&c.help), "print this help and exit")(
+      "backend",
+      po::value<std::string>()
+          ->default_value(to_string(defaults.backend))
+          ->notifier([&c](const std::string& text) { read(text, "backend", c.backend); }),
+      "the transport: auto (nccl where every rank has a GPU and NCCL, else mpi), nccl or mpi")(
       "min-bytes,b", po::value(&c.min_bytes)->default_value(defaults.min_bytes),
       "smallest message in bytes")(
       "max-bytes,e", po::value(&c.max_bytes)->default_value(defaults.max_bytes),

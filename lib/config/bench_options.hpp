@@ -1,14 +1,17 @@
 // lib/config/bench_options.hpp — provides: BenchConfig and parse_bench_command, the options of
-// the allreduce benchmark (message size sweep, iterations).
+// the allreduce benchmark (transport, message size sweep, iterations).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "config/train_config.hpp"
+
 namespace mnist_ddp::config {
 
-/// The allreduce sweep, as nccl-tests' -b/-e/-f/-n/-w.
+/// The allreduce sweep, as nccl-tests' -b/-e/-f/-n/-w, over the transport training would choose.
 struct BenchConfig {
+  Backend backend = Backend::kAuto;             // decided as mnist_ddp's --backend
   std::int64_t min_bytes = 8;                   // first message size
   std::int64_t max_bytes = 64ll * 1024 * 1024;  // last message size
   int factor = 2;                               // each size is the previous one times this

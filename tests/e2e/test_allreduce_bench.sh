@@ -3,7 +3,8 @@
 # columns, the units row, one row per size of the sweep, busbw = algbw * 2(n-1)/n, the average
 # of the busbw column) and exits 0 with no wrong element; when the transport delivers wrong data
 # it counts every wrong element, says FAILED and exits 1. The wrong data comes from outside the
-# program: a PMPI shim (tests/e2e/corrupt_allreduce.cpp) preloaded into the ranks.
+# program: a PMPI shim (tests/e2e/corrupt_allreduce.cpp) preloaded into the ranks. A bad --backend
+# exits 2; without a GPU, auto runs MPI and nccl is refused on every rank within seconds.
 # Needs ALLREDUCE_BENCH_BIN and CORRUPT_ALLREDUCE_LIB, set by ctest.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 : "${ALLREDUCE_BENCH_BIN:?set ALLREDUCE_BENCH_BIN to the allreduce_bench executable}"
@@ -13,13 +14,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 # each allreduce delivers one.
 sweep=(--min-bytes 8 --max-bytes 32768 --factor 8 --iters 3 --warmup 1)
 
-# bench RANKS [MPIRUN_OPTIONS...]: runs the sweep; sets STATUS, output in $WORK/out and err.
+# bench RANKS BACKEND [MPIRUN_OPTIONS...]: runs the sweep over --backend BACKEND; sets STATUS,
+# output in $WORK/out and err, each rank's exit code in $WORK/exit.RANK.
 bench() {
-  local ranks=$1
-  shift
+  local ranks=$1 backend=$2
+  shift 2
   STATUS=0
-  timeout 120 mpirun -np "$ranks" --oversubscribe "$@" "$ALLREDUCE_BENCH_BIN" "${sweep[@]}" \
-    >"$WORK/out" 2>"$WORK/err" || STATUS=$?
+  rm -f "$WORK"/exit.*
+  # shellcheck disable=SC2016  # expanded by each rank's shell
+  timeout 120 mpirun -np "$ranks" --oversubscribe "$@" bash -c \
+    '"$@"; code=$?; echo $code >"$0/exit.$OMPI_COMM_WORLD_RANK"; exit $code' "$WORK" \
+    "$ALLREDUCE_BENCH_BIN" "${sweep[@]}" --backend "$backend" >"$WORK/out" 2>"$WORK/err" ||
+    STATUS=$?
 }
 
 # check_table RANKS WRONG_PER_SIZE: the table in $WORK/out, with this many wrong elements a size.
@@ -63,14 +69,35 @@ PY
 }
 
 for ranks in 2 3; do
-  bench "$ranks"
+  bench "$ranks" mpi
   expect_exit 0 "$ranks ranks"
   check_table "$ranks" 0
 done
+bench 2 gloo
+expect_exit 2 "--backend gloo"
+expect_once err "--backend must be one of auto, nccl, mpi (got gloo)" "--backend gloo"
+
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  # As mnist_ddp's device plan decides: no rank has a GPU, so auto is MPI (the header says so).
+  bench 2 auto
+  expect_exit 0 "--backend auto without a GPU"
+  check_table 2 0
+  start=$SECONDS
+  bench 2 nccl
+  took=$((SECONDS - start))
+  expect_exit 2 "--backend nccl without a GPU"
+  codes=$(cat "$WORK"/exit.* | tr '\n' ' ')
+  if [[ $codes == "2 2 " && $took -le 20 ]]; then
+    pass "--backend nccl without a GPU: each rank exits 2, after $took s"
+  else
+    fail "--backend nccl without a GPU: the ranks exit '$codes' after $took s, not 2 each"
+  fi
+  expect_once err "--backend nccl needs a CUDA device: ranks 0, 1" "--backend nccl without a GPU"
+fi
 
 # Wrong data: the shim makes the last rank's result wrong in one element per allreduce.
 for ranks in 2 3; do
-  bench "$ranks" -x LD_PRELOAD="$CORRUPT_ALLREDUCE_LIB"
+  bench "$ranks" mpi -x LD_PRELOAD="$CORRUPT_ALLREDUCE_LIB"
   expect_exit 1 "$ranks ranks with a wrong element in every result"
   check_table "$ranks" 3
 done

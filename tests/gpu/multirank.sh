@@ -200,7 +200,7 @@ resumed_as_uninterrupted() {
 # allreduce_bench's table: its backend and rank count, every size of BENCH_SWEEP with no wrong
 # element, and the verdict OK.
 bench_right() {
-  py - "$1" "$(ranks_of "$1")" "$BENCH_BACKEND" "${BENCH_SWEEP[1]}" "${BENCH_SWEEP[3]}" \
+  py - "$1" "$(ranks_of "$1")" "$MR_BACKEND" "${BENCH_SWEEP[1]}" "${BENCH_SWEEP[3]}" \
     "${BENCH_SWEEP[5]}" <<'EOF'
 import sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -253,13 +253,7 @@ multirank_checks() {
     "${train[@]}" --global-batch-size 64 --max-steps "$MR_STEPS" --comm-timeout "$FAULT_TIMEOUT")
   local stop=MNIST_DDP_FAULT=rank=$FAULT_RANK,step=$FAULT_STEP,kind=stop
   local abort=MNIST_DDP_FAULT=rank=$FAULT_RANK,step=$FAULT_STEP,kind=abort
-  # allreduce_bench benchmarks MULTIRANK_BACKEND where it has --backend, else MPI.
-  local bench=("$MR_WRAP" "$BENCH_BIN" "${BENCH_SWEEP[@]}")
-  BENCH_BACKEND=mpi
-  if "$BENCH_BIN" --help 2>/dev/null | grep -q -- --backend; then
-    BENCH_BACKEND=$MR_BACKEND
-    bench+=(--backend "$MR_BACKEND")
-  fi
+  local bench=("$MR_WRAP" "$BENCH_BIN" "${BENCH_SWEEP[@]}" --backend "$MR_BACKEND")
 
   # ~6 s: one rank, batch 64, eager.
   check multirank_reference "1/$per" - 0 - -- "${mpi[@]}" -np 1 "$BIN" "${eager[@]}" \
