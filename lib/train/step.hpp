@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "checkpoint/checkpoint_meta.hpp"
+#include "common/log.hpp"
 #include "data/shard_cursor.hpp"
 #include "ddp/gradient_reducer.hpp"
 #include "ddp/model_replicas.hpp"
@@ -75,6 +77,8 @@ class Step {
   void parameters_replaced();
   std::int64_t allreduce_bytes() const { return reducer_.bytes_per_step(); }
   std::int64_t graph_nodes() const { return graphed_ ? graphed_->nodes() : 0; }
+  /// Why the steps fell back from the captured graph to eager ones; "" where they did not.
+  std::string graph_fallback() const { return graphed_ ? graphed_->fallback() : ""; }
 
  private:
   /// Forward (under --precision) and backward of the micro-batch `indices`, one of
@@ -88,6 +92,7 @@ class Step {
   const config::TrainConfig& config_;
   c10::Device device_;
   int world_size_;
+  Log log_;  // rank 0's
   model::Classifier& model_;
   RunMetrics& metrics_;
   checkpoint::TrainProgress& progress_;
