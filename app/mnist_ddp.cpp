@@ -127,6 +127,7 @@ train::TrainerHooks make_hooks(const config::TrainConfig& config, train::Trainer
   };
   hooks.stop_requested = train::stop_requested;
   hooks.on_first_step = [&startup_seconds] { startup_seconds = seconds_since_process_start(); };
+  hooks.in_capture = [&faults] { faults.while_capturing(); };
   return hooks;
 }
 

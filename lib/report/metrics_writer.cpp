@@ -127,6 +127,7 @@ void MetricsWriter::write_summary(const train::TrainSummary& summary, double wal
                            {"precision", facts_.precision},
                            {"model", facts_.model}};
   if (summary.graph_nodes > 0) record["cuda_graph_nodes"] = summary.graph_nodes;
+  if (!summary.graph_fallback.empty()) record["cuda_graph_fallback"] = summary.graph_fallback;
   if (facts_.target_accuracy > 0) {
     record["target_accuracy"] = facts_.target_accuracy;
     record["target_reached"] = summary.target.has_value();

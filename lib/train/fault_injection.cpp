@@ -19,7 +19,7 @@ constexpr int kExitStatus = 7;
 
 [[noreturn]] void malformed(const std::string& text, const std::string& problem) {
   throw UsageError(std::string(kVariable) + "='" + text + "': " + problem +
-                   " (expected rank=R,step=S|phase=load,kind=throw|abort|exit|hang|stop)");
+                   " (expected rank=R,step=S|phase=load|capture,kind=throw|abort|exit|hang|stop)");
 }
 
 std::int64_t parse_number(const std::string& text, const std::string& field,
@@ -83,8 +83,10 @@ Fault parse_fault(const std::string& text) {
       fault.step = parse_number(text, name, value);
       has_step = true;
     } else if (name == "phase") {
-      if (value != "load") malformed(text, "unknown phase '" + value + "' (only load)");
-      fault.while_loading = true;
+      if (value != "load" && value != "capture") {
+        malformed(text, "unknown phase '" + value + "' (load or capture)");
+      }
+      fault.phase = value == "load" ? FaultPhase::kLoad : FaultPhase::kCapture;
       has_phase = true;
     } else if (name == "kind") {
       fault.kind = parse_kind(text, value);
@@ -104,14 +106,22 @@ FaultInjector::FaultInjector(int rank, std::string host) : rank_(rank), host_(st
   if (text != nullptr && *text != '\0') fault_ = parse_fault(text);
 }
 
+bool FaultInjector::planned(FaultPhase phase) const {
+  return fault_ && fault_->rank == rank_ && fault_->phase == phase;
+}
+
 void FaultInjector::after_step(std::int64_t step) const {
-  if (!fault_ || fault_->rank != rank_ || fault_->while_loading || fault_->step != step) return;
-  fail("after step " + std::to_string(step));
+  if (planned(FaultPhase::kAfterStep) && fault_->step == step) {
+    fail("after step " + std::to_string(step));
+  }
 }
 
 void FaultInjector::while_loading() const {
-  if (!fault_ || fault_->rank != rank_ || !fault_->while_loading) return;
-  fail("while loading the data");
+  if (planned(FaultPhase::kLoad)) fail("while loading the data");
+}
+
+void FaultInjector::while_capturing() const {
+  if (planned(FaultPhase::kCapture)) fail("while capturing the training step");
 }
 
 void FaultInjector::fail(const std::string& when) const {

@@ -1,7 +1,5 @@
-// lib/train/fault_injection.hpp — provides: FaultInjector, a testing aid that makes one rank fail
-// in a chosen way after a chosen step or while loading the data, from the MNIST_DDP_FAULT
-// environment variable, so tests can prove that every kind of failure ends the whole job promptly
-// and loses nothing.
+// lib/train/fault_injection.hpp — provides: FaultInjector, a testing aid that fails one rank in a
+// chosen way at a chosen point, from MNIST_DDP_FAULT, so tests prove every failure ends the job.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +16,21 @@ enum class FaultKind {
   kStop,   // SIGSTOP: stalled, as a rank whose node froze
 };
 
+enum class FaultPhase {
+  kAfterStep,  // after the optimizer step `step`
+  kLoad,       // while loading the data, before any training
+  kCapture,    // inside the capture of the training step as a CUDA graph
+};
+
 struct Fault {
   int rank = 0;
-  std::int64_t step = 1;       // after this optimizer step
-  bool while_loading = false;  // instead: while loading the data, before any training
+  std::int64_t step = 1;
+  FaultPhase phase = FaultPhase::kAfterStep;
   FaultKind kind = FaultKind::kThrow;
 };
 
-/// Parses "rank=R,step=S,kind=K" or "rank=R,phase=load,kind=K" (K: throw, abort, exit, hang or
-/// stop; any order). Throws UsageError naming the variable and the problem.
+/// Parses "rank=R,step=S,kind=K" or "rank=R,phase=load|capture,kind=K" (K: throw, abort, exit,
+/// hang or stop; any order). Throws UsageError naming the variable and the problem.
 Fault parse_fault(const std::string& text);
 
 class FaultInjector {
@@ -38,8 +42,12 @@ class FaultInjector {
   void after_step(std::int64_t step) const;
   /// While loading the data: fails in the planned way when this is the rank and phase=load.
   void while_loading() const;
+  /// Inside the capture of the training step: fails when this is the rank and phase=capture.
+  void while_capturing() const;
 
  private:
+  /// Whether the fault is this rank's, in `phase`.
+  bool planned(FaultPhase phase) const;
   /// Fails in the planned way; `when` ends the message ("after step 25").
   void fail(const std::string& when) const;
 

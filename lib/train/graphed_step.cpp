@@ -2,8 +2,15 @@
 // capture and replay of one training step.
 #include "train/graphed_step.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
+
+#include <ATen/ATen.h>
+
+#include "common/error.hpp"
 
 #if MNIST_DDP_CUDA_GRAPHS
 #include <cuda_runtime_api.h>
@@ -14,7 +21,6 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "common/error.hpp"
 #if MNIST_DDP_HAVE_NCCL
 #include "distributed/nccl_communicator.hpp"
 #include "distributed/staging_communicator.hpp"
@@ -65,6 +71,53 @@ namespace mnist_ddp::train {
 // orders the side stream after the work launched before it (parameters, data set), another the
 // work launched after the training after the side stream. Eager trainings stay on the default
 // stream.
+
+// Note [A failed capture]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// A capture can fail on one rank only (an operation CUDA graphs cannot hold, a planted fault), and
+// a rank that replays while another steps eagerly would pair its collectives with nothing. So
+// after capturing every rank tells the others whether it worked, the first failing rank's reason
+// is sent to all, and all give up their captures together and train this step and the rest
+// eagerly; under --cuda-graph on they all stop with that reason instead. A capture issues no
+// collective, so the agreement is the next one on every rank.
+
+namespace {
+
+constexpr std::int64_t kReasonBytes = 512;  // of a failed capture's reason sent to every rank
+
+/// A capture that failed for a reason other than the program's own errors.
+struct CaptureFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Collective: "" when every rank's capture worked, else "rank R: REASON" of the first failing
+/// rank; `mine` is this rank's reason, "" when its capture worked.
+std::string agreed_capture_failure(distributed::Communicator& comm, const std::string& mine) {
+  at::Tensor lowest = at::full({1}, mine.empty() ? 0 : comm.size() - comm.rank(), at::kLong);
+  if (comm.size() > 1) comm.all_reduce(lowest, distributed::ReduceOp::kMax);
+  const std::int64_t rank = comm.size() - lowest.item<std::int64_t>();
+  if (rank == comm.size()) return "";
+  at::Tensor reason = at::zeros({kReasonBytes}, at::kByte);
+  if (rank == comm.rank()) {
+    std::copy_n(mine.begin(), std::min<std::int64_t>(mine.size(), kReasonBytes - 1),
+                reason.data_ptr<std::uint8_t>());
+  }
+  if (comm.size() > 1) comm.broadcast(reason, static_cast<int>(rank));
+  return "rank " + std::to_string(rank) + ": " +
+         std::string(reinterpret_cast<const char*>(reason.data_ptr<std::uint8_t>()));
+}
+
+/// Where there is nothing to capture, only a planted failure can fail the capture.
+std::string planted_failure(const std::function<void()>& in_capture) {
+  try {
+    if (in_capture) in_capture();
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
 
 #if MNIST_DDP_CUDA_GRAPHS
 
@@ -136,7 +189,7 @@ struct GraphedStep::Capture {
     }
   }
 
-  void capture(const std::function<void()>& body) {
+  void capture(const std::function<void()>& body, const std::function<void()>& in_capture) {
     const c10::cuda::CUDAGuard device_guard(device);
     const at::cuda::CUDAStream stream = at::cuda::getCurrentCUDAStream(device);
     // What the warm-up launched finishes first: a capture may not overlap work it depends on.
@@ -145,6 +198,7 @@ struct GraphedStep::Capture {
       graph.emplace();
       graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
       try {
+        if (in_capture) in_capture();
         body();
         nodes = captured_nodes(stream);
       } catch (...) {
@@ -167,10 +221,7 @@ struct GraphedStep::Capture {
       throw;
     } catch (const std::exception& e) {
       // Most likely an operation that CUDA graphs cannot hold (one that waits for the device).
-      throw Error(ExitCode::kFailure,
-                  "capturing the training step as a CUDA graph failed (--cuda-graph off trains "
-                  "without one): " +
-                      std::string(e.what()));
+      throw CaptureFailure(e.what());
     }
   }
 
@@ -222,27 +273,39 @@ struct GraphedStep::Capture {
 };
 
 GraphedStep::GraphedStep(std::function<void()> body, c10::Device device,
-                         distributed::Communicator& comm, int warmup_steps)
+                         distributed::Communicator& comm, int warmup_steps, bool required)
     : body_(std::move(body)),
+      comm_(comm),
       warmups_left_(warmup_steps),
+      required_(required),
       capture_(device.is_cuda() ? std::make_unique<Capture>(device_index(device), comm) : nullptr) {
 }
 
-void GraphedStep::run() {
-  if (!capture_) {
-    body_();
-  } else if (warmups_left_ > 0) {
-    --warmups_left_;
-    body_();
-  } else {
-    if (!capture_->graph) capture_->capture(body_);
-    capture_->replay();
+std::string GraphedStep::capture(const std::function<void()>& in_capture) {
+  if (!capture_) return planted_failure(in_capture);
+  try {
+    capture_->capture(body_, in_capture);
+    return "";
+  } catch (const CaptureFailure& e) {
+    return e.what();
   }
 }
 
-bool GraphedStep::replaying() const { return capture_ && capture_->graph.has_value(); }
+void GraphedStep::release() {
+  if (capture_) capture_->graph.reset();
+}
 
-std::int64_t GraphedStep::nodes() const { return capture_ ? capture_->nodes : 0; }
+void GraphedStep::replay() {
+  if (capture_) {
+    capture_->replay();
+  } else {
+    body_();
+  }
+}
+
+bool GraphedStep::replaying() const { return captured_ && capture_; }
+
+std::int64_t GraphedStep::nodes() const { return captured_ && capture_ ? capture_->nodes : 0; }
 
 #else  // LibTorch without CUDA graphs: nothing to capture, nothing to switch
 
@@ -254,17 +317,45 @@ TrainingStream::TrainingStream(c10::Device, bool) {}
 
 struct GraphedStep::Capture {};
 
-GraphedStep::GraphedStep(std::function<void()> body, c10::Device, distributed::Communicator&,
-                         int warmup_steps)
-    : body_(std::move(body)), warmups_left_(warmup_steps) {}
+GraphedStep::GraphedStep(std::function<void()> body, c10::Device, distributed::Communicator& comm,
+                         int warmup_steps, bool required)
+    : body_(std::move(body)), comm_(comm), warmups_left_(warmup_steps), required_(required) {}
 
-void GraphedStep::run() { body_(); }
+std::string GraphedStep::capture(const std::function<void()>& in_capture) {
+  return planted_failure(in_capture);
+}
+
+void GraphedStep::release() {}
+
+void GraphedStep::replay() { body_(); }
 
 bool GraphedStep::replaying() const { return false; }
 
 std::int64_t GraphedStep::nodes() const { return 0; }
 
 #endif
+
+bool GraphedStep::run(const std::function<void()>& in_capture) {
+  if (warmups_left_ > 0) {
+    --warmups_left_;
+    body_();
+    return true;
+  }
+  if (!captured_) {
+    fallback_ = agreed_capture_failure(comm_, capture(in_capture));
+    if (!fallback_.empty()) {
+      release();
+      if (required_) {
+        throw Error(ExitCode::kFailure, "capturing the training step as a CUDA graph failed on " +
+                                            fallback_ + " (--cuda-graph off trains without one)");
+      }
+      return false;
+    }
+    captured_ = true;
+  }
+  replay();
+  return true;
+}
 
 TrainingStream::~TrainingStream() = default;
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include <c10/core/Device.h>
 
@@ -42,22 +43,26 @@ class GraphedStep {
  public:
   /// `body`: the device work of one step, reading whatever changes from step to step from
   /// tensors (the batch's position, the learning rate, the stop request), never from host
-  /// values. On CUDA, in a build whose LibTorch has CUDA, the first `warmup_steps` runs are
-  /// eager, the next one captures `body` (its collectives on `comm` too) and every run replays
-  /// the capture; elsewhere every run calls `body`. Runs on the thread's current stream, which
-  /// on CUDA must be a TrainingStream's (a capture cannot be made on the default stream).
+  /// values. The first `warmup_steps` runs are eager, the next one captures `body` (on CUDA, in a
+  /// build that captures; its collectives on `comm` too) and every run replays the capture.
+  /// `required` (--cuda-graph on): a failed capture ends the run instead of falling back. Runs on
+  /// the thread's current stream, which on CUDA must be a TrainingStream's.
   GraphedStep(std::function<void()> body, c10::Device device, distributed::Communicator& comm,
-              int warmup_steps);
+              int warmup_steps, bool required);
   ~GraphedStep();
   GraphedStep(const GraphedStep&) = delete;
   GraphedStep& operator=(const GraphedStep&) = delete;
 
-  /// One step: eager, captured then replayed, or replayed. Returns once the host has launched
-  /// it; the device may still be running it.
-  void run();
+  /// One step: eager, captured then replayed, or replayed; returns once the host has launched
+  /// it. `in_capture` (if set) runs inside the capture (fault injection). Returns false, having
+  /// trained nothing, when the capture failed on some rank (Note [A failed capture]): the caller
+  /// trains this step and every later one eagerly.
+  bool run(const std::function<void()>& in_capture);
 
-  /// Whether runs replay a captured graph now.
+  /// Whether runs replay a captured CUDA graph now.
   bool replaying() const;
+  /// Why the capture was given up ("rank 1: ..."); "" while it holds or has yet to be made.
+  const std::string& fallback() const { return fallback_; }
   /// The nodes (kernels, copies, ...) of the captured graph: what one replay launches; 0 before
   /// a capture, or where CUDA could not count them.
   std::int64_t nodes() const;
@@ -65,9 +70,19 @@ class GraphedStep {
  private:
   struct Capture;  // the graph, where CUDA graphs are built in
 
+  /// Captures `body_` on this rank: "" when it worked, else why not.
+  std::string capture(const std::function<void()>& in_capture);
+  /// Drops what capture() made.
+  void release();
+  void replay();
+
   std::function<void()> body_;
+  distributed::Communicator& comm_;
   int warmups_left_;
-  std::unique_ptr<Capture> capture_;  // null: every run is eager
+  bool required_;
+  bool captured_ = false;
+  std::string fallback_;
+  std::unique_ptr<Capture> capture_;  // null: nothing to capture (CPU or no CUDA graphs)
 };
 
 }  // namespace mnist_ddp::train

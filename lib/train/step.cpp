@@ -37,6 +37,7 @@ Step::Step(const config::TrainConfig& config, const distributed::DevicePlan& pla
     : config_(config),
       device_(plan.device),
       world_size_(comm.size()),
+      log_(comm.rank(), /*all_ranks=*/false),
       model_(model),
       metrics_(metrics),
       progress_(progress),
@@ -63,7 +64,8 @@ Step::Step(const config::TrainConfig& config, const distributed::DevicePlan& pla
         forward_backward(cursor_->next(), /*micro_batches=*/1, /*communicate=*/true, clock);
         update(clock);
       },
-      device_, comm, kGraphWarmupSteps);
+      device_, comm, kGraphWarmupSteps,
+      /*required=*/config.cuda_graph == config::CudaGraph::kOn);
 }
 
 void Step::start_epoch(const at::Tensor& shard) {
@@ -75,7 +77,7 @@ void Step::start_epoch(const at::Tensor& shard) {
 StepResult Step::run(const TrainerHooks& hooks) {
   StepResult step;
   // The last partial batch of an epoch has a shape of its own: it runs eagerly.
-  step.graphed = graphed_ && samples_left() >= config_.batch_size;
+  step.graphed = graphed_ && graphed_->fallback().empty() && samples_left() >= config_.batch_size;
   step.lr = schedule_.lr_at(progress_.step);
   PhaseClock clock(step.phases, hooks.on_span, progress_.step + 1);
   std::vector<at::Tensor> batches;
@@ -90,8 +92,12 @@ StepResult Step::run(const TrainerHooks& hooks) {
   reducer_.request_stop(hooks.stop_requested());
   device_optimizer_.prepare(step.lr);
   step.micro_batches = static_cast<int>(batches.size());
+  if (step.graphed && !graphed_->run(hooks.in_capture)) {
+    step.graphed = false;  // Note [A failed capture]: this step and the rest run eagerly
+    log_.line("# cuda graph: off from step %lld, the steps run eagerly (the capture failed on %s)",
+              static_cast<long long>(progress_.step + 1), graphed_->fallback().c_str());
+  }
   if (step.graphed) {
-    graphed_->run();
     clock.lap(&PhaseTimes::launch, "launch");
   } else {
     reducer_.zero_grad();

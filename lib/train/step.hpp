@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "checkpoint/checkpoint_meta.hpp"
+#include "common/log.hpp"
 #include "data/shard_cursor.hpp"
 #include "ddp/gradient_reducer.hpp"
 #include "ddp/model_replicas.hpp"
@@ -73,6 +75,8 @@ class Step {
   void parameters_replaced();
   std::int64_t allreduce_bytes() const { return reducer_.bytes_per_step(); }
   std::int64_t graph_nodes() const { return graphed_ ? graphed_->nodes() : 0; }
+  /// Why the steps fell back from the captured graph to eager ones; "" where they did not.
+  std::string graph_fallback() const { return graphed_ ? graphed_->fallback() : ""; }
 
  private:
   /// One of `micro_batches`; its allreduces start in its backward when `communicate`.
@@ -84,6 +88,7 @@ class Step {
   const config::TrainConfig& config_;
   c10::Device device_;
   int world_size_;
+  Log log_;  // rank 0's
   model::Classifier& model_;
   RunMetrics& metrics_;
   checkpoint::TrainProgress& progress_;

@@ -119,6 +119,7 @@ struct TrainSummary {
   std::optional<EvalReport> target;  // the evaluation that reached --target-accuracy, if one did
   PhaseTimes phases;                 // this rank's, all epochs
   std::int64_t graph_nodes = 0;      // --cuda-graph: nodes of the captured step's graph; 0: none
+  std::string graph_fallback;        // why the capture was given up for eager steps; "": it was not
   std::int64_t allreduce_bytes = 0;  // per rank and optimizer step where ranks communicate
   double one_time_seconds = 0;       // paid before the training clock (pay_one_time_costs)
 };
@@ -139,6 +140,8 @@ struct TrainerHooks {
   std::function<void(const EvalReport&)> on_evaluation;
   /// Every span of this rank (timelines).
   std::function<void(const Span&)> on_span;
+  /// When set, called inside the capture of the training step as a CUDA graph (fault injection).
+  std::function<void()> in_capture;
 };
 
 }  // namespace mnist_ddp::train

@@ -233,6 +233,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
   }
   summary.steps = progress_.step;
   summary.graph_nodes = step_.graph_nodes();
+  summary.graph_fallback = step_.graph_fallback();
   summary.allreduce_bytes = step_.allreduce_bytes();
   summary.one_time_seconds = one_time_seconds_;
   summary.images_per_sec = summary.images / std::max(summary.train_seconds, 1e-9);

@@ -79,6 +79,19 @@ graphed_as_eager() {
     ends_as "$LOG_DIR/multirank_equality_${MR_RANKS[0]}.jsonl" "${1%.log}.jsonl" "$EQUAL_RTOL" \
       0.0005
 }
+# A capture failed on rank 1 (planted): the summary says so, and every rank trained eagerly, ending
+# as the eager run of as many ranks.
+fell_back_to_eager() {
+  local fallback
+  fallback=$(summary_of "${1%.log}.jsonl" cuda_graph_fallback)
+  if [[ $fallback != "rank 1: "* ]]; then
+    echo "the summary's cuda_graph_fallback is '$fallback', not rank 1's"
+    return 1
+  fi
+  ran_as "$(ranks_of "$1")" "$1" &&
+    ends_as "$LOG_DIR/multirank_equality_${MR_RANKS[0]}.jsonl" "${1%.log}.jsonl" "$EQUAL_RTOL" \
+      0.0005
+}
 # The first rank count's graph (its summary's cuda_graph_nodes) holds more nodes than one rank's
 # graph of the same batch, which communicates nothing, and every rank replayed it.
 capture_holds_allreduces() {
@@ -310,9 +323,16 @@ multirank_checks() {
     check "multirank_kill_${max}_graphed" "$max/$per" - 134 killed_rank_ends_all_graphed -- \
       env "$abort" "${faulty[@]}" --cuda-graph on \
       --metrics-file "$LOG_DIR/multirank_kill_${max}_graphed.jsonl"
+    # ~20 s: a capture that fails on rank 1 under --cuda-graph auto.
+    check "multirank_fallback_$max" "$max/$per" - 0 fell_back_to_eager -- \
+      env MNIST_DDP_FAULT=rank=1,phase=capture,kind=throw "${many[@]}" -x MNIST_DDP_FAULT \
+      -np "$max" "$MR_WRAP" "$BIN" "${train[@]}" --cuda-graph auto --comm-timeout 60 \
+      --global-batch-size 64 --max-steps "$MR_STEPS" \
+      --metrics-file "$LOG_DIR/multirank_fallback_$max.jsonl"
   else
     skip_row "multirank_stall_${max}_graphed" "$max/$per" "GPU only (CUDA graphs)"
     skip_row "multirank_kill_${max}_graphed" "$max/$per" "GPU only (CUDA graphs)"
+    skip_row "multirank_fallback_$max" "$max/$per" "GPU only (CUDA graphs)"
   fi
   # ~12 s and ~8 s, then ~8 s and ~6 s.
   for n in "${MR_RANKS[@]:1}"; do

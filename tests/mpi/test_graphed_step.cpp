@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -207,6 +208,29 @@ TEST_CASE("a graphed trainer refuses --grad-accum, which plan_cuda_graph keeps e
                     doctest::Contains("a graphed step is one micro-batch on one device"));
 }
 
+TEST_CASE("a capture failed on some ranks: every rank trains eagerly, as an eager run does") {
+  const distributed::World& world = testing::test_world();
+  config::TrainConfig config = adam_onecycle_config();
+  const Outcome eager = train(config, /*graphed=*/false);
+  TrainerHooks hooks;
+  hooks.in_capture = [&] {  // fails on rank 1 and the last rank: rank 1's reason is everyone's
+    if (world.rank() == 1 || world.rank() == world.size() - 1) {
+      throw std::runtime_error("planted on rank " + std::to_string(world.rank()));
+    }
+  };
+  const Outcome fell_back = train(config, /*graphed=*/true, hooks);
+  CHECK(fell_back.summary.graph_fallback == "rank 1: planted on rank 1");
+  CHECK(fell_back.summary.steps == eager.summary.steps);
+  CHECK(fell_back.summary.test.loss == eager.summary.test.loss);
+  CHECK(at::equal(fell_back.parameters, eager.parameters));
+
+  config.cuda_graph = config::CudaGraph::kOn;
+  CHECK_THROWS_WITH(train(config, /*graphed=*/true, hooks),
+                    "capturing the training step as a CUDA graph failed on rank 1: planted on rank "
+                    "1 (--cuda-graph off trains without one)");
+  CHECK(train(config, /*graphed=*/true).summary.graph_fallback.empty());
+}
+
 TEST_CASE("a stop asked for on one rank ends graphed and eager runs at the same step") {
   const distributed::World& world = testing::test_world();
   config::TrainConfig config = base_config();
@@ -230,10 +254,10 @@ TEST_CASE("a replayed step draws fresh dropout masks on every replay" *
   const at::Tensor ones = at::ones({4096}, at::TensorOptions().device(at::kCUDA));
   const at::Tensor mask = at::zeros_like(ones);
   GraphedStep step([&] { mask.copy_(model::inverted_dropout(ones, 0.5, /*training=*/true)); },
-                   ones.device(), alone, /*warmup_steps=*/1);
+                   ones.device(), alone, /*warmup_steps=*/1, /*required=*/true);
   std::vector<at::Tensor> masks;
   for (int run = 0; run < 4; ++run) {
-    step.run();
+    step.run({});
     masks.push_back(mask.cpu());
   }
   CHECK(step.replaying());
@@ -273,10 +297,10 @@ TEST_CASE("a replayed step gathers each replay's batch as the CPU makes it, bit 
         inputs.copy_(batch.inputs);
         targets.copy_(batch.targets);
       },
-      at::Device(at::kCUDA), alone, /*warmup_steps=*/1);
+      at::Device(at::kCUDA), alone, /*warmup_steps=*/1, /*required=*/true);
   for (std::int64_t b = 0; b < shard.size(0) / kBatch; ++b) {
     CAPTURE(b);
-    step.run();
+    step.run({});
     const data::Batch expected = cpu_batches.make(shard.narrow(0, b * kBatch, kBatch));
     CHECK(at::equal(inputs.cpu(), expected.inputs));
     CHECK(at::equal(targets.cpu(), expected.targets));
@@ -311,7 +335,8 @@ TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's r
     DeviceOptimizer device(*our_optimizer);
     // The gradients live in fixed memory, as in the reducer's buckets; each step writes new ones.
     for (const at::Tensor& p : ours) p.mutable_grad() = at::zeros_like(p);
-    GraphedStep step([&] { device.apply(); }, at::Device(at::kCUDA), alone, /*warmup_steps=*/2);
+    GraphedStep step([&] { device.apply(); }, at::Device(at::kCUDA), alone, /*warmup_steps=*/2,
+                     /*required=*/true);
     for (int k = 0; k < 10; ++k) {
       const double lr = 0.01 / (1 + k);
       for (size_t i = 0; i < ours.size(); ++i) {
@@ -323,7 +348,7 @@ TEST_CASE("a replayed optimizer step takes LibTorch's steps with each replay's r
       for (auto& group : reference_optimizer->param_groups()) group.options().set_lr(lr);
       reference_optimizer->step();
       device.prepare(lr);
-      step.run();
+      step.run({});
     }
     CHECK(step.replaying());
     for (size_t i = 0; i < ours.size(); ++i) {

@@ -44,8 +44,9 @@ TEST_CASE("off CUDA a training stream and a graphed step run every step eagerly"
   int runs = 0;
   {
     const train::TrainingStream stream(c10::Device(c10::kCPU), /*captured_steps=*/true);
-    train::GraphedStep step([&] { ++runs; }, c10::Device(c10::kCPU), comm, /*warmup_steps=*/1);
-    for (int i = 0; i < 3; ++i) step.run();
+    train::GraphedStep step([&] { ++runs; }, c10::Device(c10::kCPU), comm, /*warmup_steps=*/1,
+                            /*required=*/true);
+    for (int i = 0; i < 3; ++i) step.run({});
     CHECK_FALSE(step.replaying());
     CHECK(step.nodes() == 0);
   }

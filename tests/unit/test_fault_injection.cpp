@@ -19,22 +19,29 @@ TEST_CASE("a fault names its rank, step and kind, in any order") {
   CHECK(parse_fault("rank=0,step=1,kind=abort").kind == FaultKind::kAbort);
   CHECK(parse_fault("rank=0,step=1,kind=exit").kind == FaultKind::kExit);
   CHECK(parse_fault("rank=0,step=1,kind=stop").kind == FaultKind::kStop);
-  CHECK_FALSE(fault.while_loading);
+  CHECK(fault.phase == FaultPhase::kAfterStep);
 }
 
-TEST_CASE("a fault while loading the data: phase=load instead of a step") {
+TEST_CASE("a fault while loading or capturing: phase=load or phase=capture instead of a step") {
   const Fault fault = parse_fault("rank=2,phase=load,kind=hang");
   CHECK(fault.rank == 2);
-  CHECK(fault.while_loading);
+  CHECK(fault.phase == FaultPhase::kLoad);
   CHECK(fault.kind == FaultKind::kHang);
+  CHECK(parse_fault("kind=throw,phase=capture,rank=1").phase == FaultPhase::kCapture);
 }
 
 TEST_CASE("a fault fires on its rank at its point only") {
   ::setenv("MNIST_DDP_FAULT", "rank=1,phase=load,kind=throw", 1);
   CHECK_NOTHROW(FaultInjector(0, "h").while_loading());
   CHECK_NOTHROW(FaultInjector(1, "h").after_step(1));
+  CHECK_NOTHROW(FaultInjector(1, "h").while_capturing());
   CHECK_THROWS_WITH(FaultInjector(1, "h").while_loading(),
                     "injected fault (MNIST_DDP_FAULT): throw while loading the data");
+  ::setenv("MNIST_DDP_FAULT", "rank=1,phase=capture,kind=throw", 1);
+  CHECK_NOTHROW(FaultInjector(0, "h").while_capturing());
+  CHECK_NOTHROW(FaultInjector(1, "h").while_loading());
+  CHECK_THROWS_WITH(FaultInjector(1, "h").while_capturing(),
+                    "injected fault (MNIST_DDP_FAULT): throw while capturing the training step");
   ::setenv("MNIST_DDP_FAULT", "rank=1,step=3,kind=throw", 1);
   CHECK_NOTHROW(FaultInjector(1, "h").while_loading());
   CHECK_NOTHROW(FaultInjector(1, "h").after_step(2));
@@ -57,7 +64,7 @@ TEST_CASE("malformed faults are usage errors that say what is wrong") {
         std::string::npos);
   CHECK(message("rank=1,step=2,phase=load,kind=hang").find("one of step or phase") !=
         std::string::npos);
-  CHECK(message("rank=1,phase=train,kind=hang").find("unknown phase 'train' (only load)") !=
+  CHECK(message("rank=1,phase=train,kind=hang").find("unknown phase 'train' (load or capture)") !=
         std::string::npos);
   CHECK(message("rank=one,step=2,kind=throw").find("rank must be a whole number >= 0, not 'one'") !=
         std::string::npos);

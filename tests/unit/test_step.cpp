@@ -5,12 +5,14 @@
 
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "common/error.hpp"
 #include "support/cpu_plan.hpp"
 #include "support/mirror_communicator.hpp"
 #include "support/synthetic_dataset.hpp"
@@ -180,6 +182,70 @@ TEST_CASE("step: a stop asked for before a step is agreed on after it") {
     hooks.stop_requested = [] { return true; };
     StepResult second = setup.step->run(hooks);
     CHECK(setup.step->stop_agreed(second, /*device_read_follows=*/false, hooks));
+  }
+}
+
+/// Trains three epochs (two full batches and a partial one each), with `in_capture` in the hooks;
+/// returns the parameters and whether each step was graphed.
+at::Tensor train_epochs(Setup& setup, const std::function<void()>& in_capture,
+                        std::vector<bool>& graphed) {
+  TrainerHooks hooks;
+  hooks.in_capture = in_capture;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    if (epoch > 0) setup.step->start_epoch(at::arange(kShard, at::kLong));
+    while (setup.step->samples_left() > 0) graphed.push_back(setup.step->run(hooks).graphed);
+  }
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& p : setup.model->parameters()) flat.push_back(p.detach().flatten());
+  return at::cat(flat);
+}
+
+TEST_CASE("step: a failed capture under --cuda-graph auto trains that step and the rest eagerly") {
+  Setup eager(/*graphed=*/false);
+  std::vector<bool> eager_graphed;
+  const at::Tensor expected = train_epochs(eager, {}, eager_graphed);
+
+  Setup setup(/*graphed=*/true);
+  int captures = 0;
+  std::vector<bool> graphed;
+  const at::Tensor trained = train_epochs(
+      setup,
+      [&] {
+        ++captures;
+        throw std::runtime_error("planted");
+      },
+      graphed);
+  CHECK(captures == 1);
+  // Three warm-up steps (the partial batches are eager), then the capture fails at the fourth.
+  CHECK(graphed == std::vector<bool>{true, true, false, true, false, false, false, false, false});
+  CHECK(setup.step->graph_fallback() == "rank 0: planted");
+  CHECK(at::equal(trained, expected));
+  CHECK(setup.progress.step == 9);
+}
+
+TEST_CASE("step: a capture that works replays; a failed one under --cuda-graph on ends the run") {
+  Setup works(/*graphed=*/true);
+  int captures = 0;
+  std::vector<bool> graphed;
+  train_epochs(
+      works, [&] { ++captures; }, graphed);
+  CHECK(captures == 1);
+  CHECK(graphed == std::vector<bool>{true, true, false, true, true, false, true, true, false});
+  CHECK(works.step->graph_fallback().empty());
+
+  config::TrainConfig config = step_config();
+  config.cuda_graph = config::CudaGraph::kOn;
+  Setup required(/*graphed=*/true, /*ranks=*/2, /*communicates=*/false, config);
+  std::vector<bool> unused;
+  try {
+    train_epochs(
+        required, [] { throw std::runtime_error("planted"); }, unused);
+    FAIL("the failed capture did not end the run");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kFailure);
+    CHECK(std::string(e.what()) ==
+          "capturing the training step as a CUDA graph failed on rank 0: planted (--cuda-graph off "
+          "trains without one)");
   }
 }
 
