@@ -1,5 +1,4 @@
-// lib/checkpoint/checkpointer.cpp — checkpoint policy: who writes, who reads, what the manifest
-// says.
+// lib/checkpoint/checkpointer.cpp — who writes and reads checkpoints, what the manifest says.
 #include "checkpoint/checkpointer.hpp"
 
 #include <chrono>
@@ -99,12 +98,9 @@ std::optional<LoadedCheckpoint> Checkpointer::load() {
   return loaded;
 }
 
-// Note [Every rank waits for the checkpoint]: the write is agreed, so no rank returns from save()
-// before rank 0's checkpoint is on disk (fsynced and renamed) or every rank knows it failed. After
-// a stop signal the ranks exit 6 straight after this; a launcher that ends the job's other ranks
-// when one exits (`srun --wait`, slurm/mnist_ddp.sbatch) can then never cut rank 0's write short,
-// and a full disk ends every rank with the same exit code instead of leaving them in the next
-// step's allreduce.
+// Note [Every rank waits for the checkpoint]: the write is agreed, so no rank returns before rank
+// 0's checkpoint is durable or every rank knows it failed: a launcher that ends the other ranks
+// when one exits (after a stop signal) cannot cut the write short, and a full disk ends all alike.
 void Checkpointer::save(CheckpointPoint point, const std::function<CheckpointContents()>& collect) {
   if (config_.checkpoint_dir.empty()) return;
   const auto start = std::chrono::steady_clock::now();

@@ -1,6 +1,5 @@
-// lib/checkpoint/checkpointer.hpp — provides: Checkpointer, which decides where checkpoints go and
-// comes from: rank 0 writes them (with manifest and timing), and a resume reads one on rank 0
-// and hands it to every rank.
+// lib/checkpoint/checkpointer.hpp — provides: Checkpointer: rank 0 writes checkpoints and reads
+// the one to resume, which every rank gets.
 #pragma once
 
 #include <cstdint>
@@ -33,17 +32,13 @@ class Checkpointer {
   Checkpointer(const config::TrainConfig& config, const distributed::World& world,
                distributed::Communicator& comm, const Log& log);
 
-  /// Collective: the checkpoint --resume names (auto: the newest intact one in
-  /// --checkpoint-dir, skipping damaged ones with a warning), read by rank 0 and broadcast.
-  /// Empty for --resume never, or auto with no checkpoint yet. Every rank ends with exit code
-  /// 4 when it is missing or damaged, and with 2 when a training run would write into a folder
-  /// that holds checkpoints it does not continue from (Note [A folder holds one run]).
+  /// Collective: the checkpoint --resume names (auto: the newest intact one), or none. Exit 4 on
+  /// every rank when it is missing or damaged, 2 for a folder of another run (Note [A folder
+  /// holds one run]).
   std::optional<LoadedCheckpoint> load();
 
-  /// Collective, when --checkpoint-dir is set (else nothing happens): `collect` gathers the run's
-  /// state on every rank, rank 0 writes it, and the log says where and how long training paused.
-  /// Returns on every rank only once the checkpoint is durable; a failed write ends every rank
-  /// with the same exit code (Note [Every rank waits for the checkpoint]).
+  /// Collective with --checkpoint-dir: `collect` gathers the state on every rank and rank 0 writes
+  /// it (Note [Every rank waits for the checkpoint]).
   void save(CheckpointPoint point, const std::function<CheckpointContents()>& collect);
 
   /// Remembers the latest epoch's results for the next manifest.

@@ -26,8 +26,7 @@ namespace mnist_ddp::config {
 namespace {
 
 constexpr const char* kEnvPrefix = "MNIST_DDP_";
-// The MNIST_DDP_* variables that are no option: read by the program (FAULT), by slurm/*.sbatch,
-// by scripts/ and .ci/, and set by ctest for the tests. No warning names them.
+// MNIST_DDP_* variables that are no option (FAULT, the scripts', ctest's): no warning names them.
 constexpr std::array kOtherVariables = {
     "MNIST_DDP_FAULT",           "MNIST_DDP_BIN",          "MNIST_DDP_LAUNCHER",
     "MNIST_DDP_CHECKPOINT_ROOT", "MNIST_DDP_MAX_REQUEUES", "MNIST_DDP_SRUN_ARGS",
@@ -48,8 +47,8 @@ double number(const Value& value) {
       value);
 }
 
-/// `value` as the banner shows it, "" for an empty path; a double with the fewest digits (6 or
-/// more) that read back as exactly it, as ranks compare options by this text.
+/// `value` as the banner shows it; a double in the fewest digits (6+) that read back exactly,
+/// as ranks compare options by this text.
 std::string text_of(const Value& value) {
   for (int digits = 6;; ++digits) {
     std::ostringstream text;
@@ -74,8 +73,8 @@ void require(bool ok, const std::string& option, const std::string& rule, const 
   if (!ok) refuse(option, rule, text_of(got));
 }
 
-/// How Boost.Program_options reads `option`: as its value's type, with the default --help shows
-/// ("none" for an empty path); a flag alone means true.
+/// How Boost.Program_options reads `option`: its type, its default ("none" for an empty path); a
+/// flag alone means true.
 po::value_semantic* semantic(const Option& option) {
   const Value value = option.get(TrainConfig{});
   const std::string shown = text_of(value).empty() ? "none" : text_of(value);

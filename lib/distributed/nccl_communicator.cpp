@@ -29,8 +29,7 @@ namespace {
 // How long the destructor lets ncclCommFinalize take when no (shorter) timeout was given.
 constexpr double kTeardownSeconds = 60;
 
-/// One poll of a non-blocking communicator's pending call, for poll_until: true once the call
-/// has settled. Leaves the state in `state` (ncclInProgress while it runs).
+/// For poll_until: whether the communicator's pending call settled, its state left in `state`.
 std::function<bool()> settled(ncclComm_t comm, std::mutex& nccl_mutex, ncclResult_t& state) {
   return [comm, &nccl_mutex, &state] {
     state = nccl_async_state(comm, nccl_mutex);
@@ -88,8 +87,7 @@ std::string describe(const at::Tensor& tensor) {
 
 }  // namespace
 
-/// An NCCL allreduce in flight, known by the event recorded after it on the NCCL stream. Must not
-/// outlive the communicator that started it.
+/// An NCCL allreduce in flight, known by its event; must not outlive its communicator.
 class NcclCommunicator::Pending final : public PendingCollective {
  public:
   Pending(NcclCommunicator& comm, cudaEvent_t done, at::Tensor tensor, std::string what)
@@ -97,8 +95,7 @@ class NcclCommunicator::Pending final : public PendingCollective {
   ~Pending() override {
     if (!done_) return;
     if (std::uncaught_exceptions() > 0) {
-      // On the way to MPI_Abort: waiting could block until the timeout. NCCL may still write
-      // into the tensor until the communicator is aborted.
+      // On the way to MPI_Abort: don't wait, and keep the tensor NCCL may still write into.
       keep_until_exit(std::make_shared<at::Tensor>(std::move(tensor_)));
       return;
     }
@@ -130,15 +127,13 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
   MDDP_MPI_CHECK(MPI_Comm_rank(mpi.comm(), &rank_));
   MDDP_MPI_CHECK(MPI_Comm_size(mpi.comm(), &size_));
   try {
-    // Every rank prepares, then all agree: a rank that failed here would otherwise leave the
-    // others waiting in the broadcast or in NCCL's initialisation. The id is kept on the heap
-    // for the broadcast (MpiWatchdog::wait).
+    // Agreed, so no rank waits in the broadcast for one that failed; the id lives on the heap
+    // for MpiWatchdog::wait.
     const auto id = std::make_shared<ncclUniqueId>();
     throw_unless_all_succeeded(mpi, "NCCL set-up on device " + std::to_string(device_), [&] {
       nccl();  // loaded on every rank before the agreement: it may be missing on some
       MDDP_CUDA_CHECK(cuda_runtime().cudaSetDevice(device_));
-      // Non-blocking: the caller's stream (often the legacy default stream) must not serialise
-      // with the collectives implicitly; events order them (Note [NCCL stream ordering]).
+      // Not serialised with the legacy default stream (Note [NCCL stream ordering]).
       MDDP_CUDA_CHECK(cuda_runtime().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
       MDDP_CUDA_CHECK(
           cuda_runtime().cudaEventCreateWithFlags(&caller_ready_, cudaEventDisableTiming));
@@ -152,9 +147,8 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
     MDDP_MPI_CHECK(MPI_Ibcast(id.get(), sizeof *id, MPI_BYTE, 0, mpi.comm(), &broadcast));
     mpi.wait(broadcast, "the broadcast of the NCCL unique id", id);
 
-    // Non-blocking initialisation, polled with the deadline: a rank that never joins cannot
-    // keep the others in ncclCommInitRank forever. Watched too: a rank whose initialisation
-    // fails cannot keep them polling until then (Note [Set-up failure is agreed while polling]).
+    // Non-blocking and polled with the deadline and the peers' failures, so a rank that never
+    // joins or fails cannot keep the others (Note [Set-up failure is agreed while polling]).
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     settle(
@@ -235,8 +229,7 @@ void NcclCommunicator::settle(ncclResult_t result, const std::string& what,
     }
   }
   if (state == ncclSuccess) return;
-  // Note [Set-up failure is agreed while polling]: a peer's failure that arrived first is the
-  // cause; this rank's own error is likely its echo.
+  // Note [Set-up failure is agreed while polling]: a peer's earlier failure is the cause.
   if (peers != nullptr && !peer_failure) peer_failure = peers->check();
   if (peer_failure) {
     abort_comm();

@@ -1,6 +1,4 @@
-// lib/report/run_report.cpp — the page: summary, four charts in a 2x2 grid, layout and
-// configuration tables. No script at all, so there is nothing to break in a browser; tooltips are
-// SVG <title>s.
+// lib/report/run_report.cpp — the page: summary, four charts, layout and configuration; no script.
 #include "report/run_report.hpp"
 
 #include <algorithm>
@@ -23,9 +21,7 @@ constexpr const char* kSky = "#56b4e9";
 constexpr const char* kGrey = "#b4b4b4";
 constexpr const char* kYellow = "#f0e442";
 
-// The Content-Security-Policy makes "self-contained" checkable: a browser refuses any script,
-// image, font or style sheet from outside the page and says so on its console, which
-// tests/report/check_report.sh fails on.
+// The Content-Security-Policy makes a browser refuse, and log, anything from outside the page.
 constexpr const char* kHead = R"(<meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -91,15 +87,11 @@ double compute_ms(const std::vector<double>& ms) {
   return ms[kData] + ms[kForward] + ms[kBackward] + ms[kOptimizer];
 }
 
-// Note [Finding the straggler]
-// With synchronous gradient averaging every rank's step takes about as long as the slowest
-// rank's, so total step times look alike. A straggler shows in how the step splits: it computes
-// longer and waits less, while the others wait for it in comm_wait. So the rank with the most
-// compute time per step is marked when it exceeds the median by 10%. A graphed step waits inside
-// its device phase, with its compute: there no straggler can be told.
+// Note [Finding the straggler]: synchronous averaging makes every rank's step as long as the
+// slowest one's, but a straggler computes longer and waits less. The rank whose compute per step
+// exceeds the median by 10% is marked; graphed steps hide the wait in the device phase.
 
-/// Which of the ranks (one phase_ms_per_step each) is the straggler, or -1 when no rank
-/// computes clearly longer than the others.
+/// The straggler among the ranks (one phase_ms_per_step each), or -1.
 int find_straggler(const std::vector<std::vector<double>>& ms) {
   if (ms.size() < 2) return -1;
   std::vector<double> compute;
@@ -142,8 +134,7 @@ std::string loss_chart(const RunReport& report) {
   return line_chart_html(chart);
 }
 
-// Over steps, like the loss chart, so that the evaluations of --eval-every fall between the
-// epochs' ends where they were taken: the moment a target accuracy was reached shows.
+// Over steps, like the loss chart, so --eval-every evaluations show where they were taken.
 std::string accuracy_chart(const RunReport& report) {
   LineChart chart;
   chart.id = "chart-accuracy";

@@ -1,5 +1,4 @@
-// lib/report/svg_chart.cpp — charts as SVG text: fixed-size viewBoxes that the page's CSS scales,
-// coordinates with one decimal, every run-provided string escaped.
+// lib/report/svg_chart.cpp — charts as SVG text in fixed viewBoxes; run-provided strings escaped.
 #include "report/svg_chart.hpp"
 
 #include <algorithm>
@@ -11,8 +10,7 @@
 namespace mnist_ddp::report {
 namespace {
 
-// Line charts: two side by side fill a 1200-pixel page; room on the left for tick labels and
-// the rotated axis label, on top for the legend, at the bottom for tick labels and the axis label.
+// Line charts: two side by side fill a 1200-pixel page; margins for ticks, labels and legend.
 constexpr double kLineWidth = 560, kLineHeight = 300;
 constexpr double kLeft = 62, kRight = 18, kTop = 34, kBottom = 46;
 
@@ -42,8 +40,7 @@ std::string svg_open(const std::string& id, double width, double height) {
          "\" font-family=\"system-ui, sans-serif\" font-size=\"11\" role=\"img\">\n";
 }
 
-/// A text element; `anchor` is start, middle or end. dy centres the text on y vertically, which
-/// dominant-baseline would do too, but not in every viewer.
+/// A text element; `anchor` is start, middle or end. dy centres it on y in every viewer.
 std::string text(double x, double y, const std::string& anchor, const std::string& content,
                  const std::string& extra = "") {
   return "<text x=\"" + coord(x) + "\" y=\"" + coord(y) + "\" dy=\"0.35em\" text-anchor=\"" +
@@ -105,8 +102,7 @@ Ticks nice_ticks(double low, double high, int target, bool integer) {
   if (!std::isfinite(low) || !std::isfinite(high)) low = 0, high = 1;
   if (low > high) std::swap(low, high);
   if (low == high) {
-    // One value: put it in the middle of a small range, or at the bottom when it is 0, so a
-    // series of zeros does not make a negative axis.
+    // One value: in the middle of a small range, or at the bottom for 0 (no negative axis).
     if (low == 0) {
       high = 1;
     } else {

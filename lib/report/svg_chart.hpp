@@ -1,5 +1,5 @@
-// lib/report/svg_chart.hpp — provides: html_escape, format_number, nice_ticks, and inline SVG line
-// charts and horizontal stacked bar charts (axes, tick labels, legend) for the HTML run report.
+// lib/report/svg_chart.hpp — provides: html_escape, format_number, nice_ticks, and SVG line and
+// stacked bar charts for the HTML run report.
 #pragma once
 
 #include <optional>
@@ -13,8 +13,7 @@ namespace mnist_ddp::report {
 /// `text` with & < > " ' replaced by entities, safe in HTML text and quoted attributes.
 std::string html_escape(std::string_view text);
 
-/// `value` with 3 significant digits, or none after the point from 1000 up ("12345", not
-/// "1.23e+04"); "nan" and "inf" as such.
+/// `value` with 3 significant digits, whole from 1000 up ("12345", not "1.23e+04").
 std::string format_number(double value);
 
 /// An axis range widened to whole multiples of a round step (1, 2 or 5 times a power of ten).
@@ -25,8 +24,7 @@ struct Ticks {
   std::vector<double> values;  // low, low + step, ..., high
 };
 
-/// About `target` round ticks covering [low, high]; a step of at least 1 when `integer`.
-/// An empty range (low == high) is widened around the value first.
+/// About `target` round ticks covering [low, high] (widened when empty); steps >= 1 if `integer`.
 Ticks nice_ticks(double low, double high, int target = 5, bool integer = false);
 
 /// A tick label with as many decimals as `step` needs; 12000 with a step of 2000 is "12k".
@@ -51,10 +49,8 @@ struct LineChart {
   std::string no_data_note;     // shown instead of the chart when no series has a point
 };
 
-/// An `<svg id=...>` with one <polyline class="series"> per series that has a finite point, a
-/// <circle class="marker"> per point of series with markers or with one point only, and a note
-/// of how many non-finite points were left out; or, when no series has a finite point,
-/// `<p class="no-data" id=...>` with the note.
+/// An `<svg id=...>`: a <polyline class="series"> per series with a finite point, <circle
+/// class="marker">s where asked or for lone points; else `<p class="no-data" id=...>`.
 std::string line_chart_html(const LineChart& chart);
 
 struct StackedBar {
@@ -73,9 +69,8 @@ struct StackedBarChart {
   std::string no_data_note;
 };
 
-/// An `<svg id=...>` with one row per bar, one <rect class="segment"> per positive value, the
-/// total after each bar and a legend of every segment; or `<p class="no-data" id=...>` when no
-/// bar has a positive value.
+/// An `<svg id=...>`: a row per bar, a <rect class="segment"> per positive value, totals and a
+/// legend; `<p class="no-data" id=...>` when no bar has a positive value.
 std::string stacked_bar_chart_html(const StackedBarChart& chart);
 
 }  // namespace mnist_ddp::report

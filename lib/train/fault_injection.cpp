@@ -3,11 +3,13 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "common/error.hpp"
 
@@ -37,27 +39,22 @@ std::int64_t parse_number(const std::string& text, const std::string& field,
   return number;
 }
 
+constexpr std::array<std::pair<const char*, FaultKind>, 5> kKinds = {{{"throw", FaultKind::kThrow},
+                                                                      {"abort", FaultKind::kAbort},
+                                                                      {"exit", FaultKind::kExit},
+                                                                      {"hang", FaultKind::kHang},
+                                                                      {"stop", FaultKind::kStop}}};
+
 FaultKind parse_kind(const std::string& text, const std::string& value) {
-  if (value == "throw") return FaultKind::kThrow;
-  if (value == "abort") return FaultKind::kAbort;
-  if (value == "exit") return FaultKind::kExit;
-  if (value == "hang") return FaultKind::kHang;
-  if (value == "stop") return FaultKind::kStop;
+  for (const auto& [name, kind] : kKinds) {
+    if (value == name) return kind;
+  }
   malformed(text, "unknown kind '" + value + "'");
 }
 
 const char* kind_name(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::kThrow:
-      return "throw";
-    case FaultKind::kAbort:
-      return "abort";
-    case FaultKind::kExit:
-      return "exit";
-    case FaultKind::kHang:
-      return "hang";
-    case FaultKind::kStop:
-      return "stop";
+  for (const auto& [name, k] : kKinds) {
+    if (k == kind) return name;
   }
   return "?";
 }

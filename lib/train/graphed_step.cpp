@@ -31,55 +31,32 @@ namespace mnist_ddp::train {
 
 // Note [The step as one CUDA graph]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// On a GPU an MNIST step is a few hundred small kernels whose arithmetic takes microseconds:
-// the step is as fast as the host can launch them and run the allocator and autograd in
-// between. A CUDA graph records the kernels of one step once and launches them all with one
-// call. What a replay runs is fixed at capture: the same kernels on the same memory with the
-// same arguments. So the captured body reads every value that changes between steps from a
-// tensor the host updates before the replay, or the graph updates itself:
-// - the batch: indices gathered at a position kept on the device (Note [Indices at a
-//   device-side position]), from the data set already on the GPU;
-// - the learning rate and Adam's step count (Note [An optimizer step without host values]);
-// - the stop request riding on the gradients (GradientReducer::request_stop);
-// - the loss sums (RunMetrics::add_loss; the host counts the replays);
-// - dropout's random numbers: LibTorch's CUDA generator advances its offset per replay.
-// The gradient buckets, parameters and optimizer state keep their memory from step to step, so
-// the capture's addresses stay right; the step's temporaries live in the graph's own memory
-// pool. The bucket allreduces are captured with the step: the NCCL communicator sees the capture
-// on the stream and is told of each replay (Note [Collectives in a captured step] in
-// nccl_communicator.hpp); collectives staged through host memory cannot be captured, so
-// plan_cuda_graph keeps MPI runs eager. Everything runs on one side stream (Note [One stream for
-// a captured training]). A few eager warm-up steps come first, so that lazily created state
-// (cuBLAS handles, autograd's device threads) exists before the capture. Steps of another shape
-// (an epoch's last partial batch) and evaluations run eagerly beside the graph. The capture uses
-// CUDA's thread-local mode: the NCCL watchdog's thread keeps querying the events of earlier
-// collectives meanwhile.
+// An MNIST step is a few hundred tiny kernels, so it runs as fast as the host launches them; a
+// graph launches them all with one call. A replay reruns the same kernels on the same memory, so
+// the body reads everything that changes per step from device tensors: the batch position (Note
+// [Indices at a device-side position]), the rate and Adam's step (Note [An optimizer step without
+// host values]), the stop request, the loss sums; dropout's generator advances per replay. The
+// bucket allreduces are captured too (Note [Collectives in a captured step]); staged MPI ones
+// cannot be, so plan_cuda_graph keeps MPI runs eager. Eager warm-up steps create lazy state
+// (cuBLAS handles, autograd threads) first; partial batches and evaluations run eagerly beside the
+// graph. Thread-local capture mode lets the NCCL watchdog keep querying its events meanwhile.
 
 // Note [One stream for a captured training]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// A CUDA graph is captured on a stream other than the default one, and all the work of the
-// captured step must run on streams that join the capture. Autograd runs each backward function
-// on the stream its forward ran on, and a parameter's gradient accumulation (its AccumulateGrad
-// node) on the stream that was current when the node was made. GradientReducer makes those nodes
-// once, to hook them, and keeps them for the whole run. Made on the default stream, they would
-// make every captured backward wait on the legacy default stream, which cannot join a capture:
-// the capture would fail. (PyTorch asks for DistributedDataParallel to be built on the side
-// stream for the same reason.) So a training whose steps are captured runs on one side stream
-// from before the reducer is built to its end: eager steps, warm-up, capture, replays, the
-// epoch's partial last batch and the evaluations, and the communicator orders its collectives
-// after that same stream. With one stream there is no cross-stream order to get wrong; an event
-// orders the side stream after the work launched before it (parameters, data set), another the
-// work launched after the training after the side stream. Eager trainings stay on the default
-// stream.
+// Autograd accumulates a parameter's gradient on the stream current when its AccumulateGrad node
+// was made, and GradientReducer makes those nodes once; made on the legacy default stream, which
+// cannot join a capture, they would fail it. So a captured training runs on one side stream from
+// before the reducer is built to its end (as PyTorch asks DDP to be built on the side stream),
+// with events ordering it after the work before and before the work after. Eager trainings stay
+// on the default stream.
 
 // Note [A failed capture]
 // ~~~~~~~~~~~~~~~~~~~~~~~
-// A capture can fail on one rank only (an operation CUDA graphs cannot hold, a planted fault), and
-// a rank that replays while another steps eagerly would pair its collectives with nothing. So
-// after capturing every rank tells the others whether it worked, the first failing rank's reason
-// is sent to all, and all give up their captures together and train this step and the rest
-// eagerly; under --cuda-graph on they all stop with that reason instead. A capture issues no
-// collective, so the agreement is the next one on every rank.
+// A capture may fail on one rank only, and a rank that replays beside eager ones would pair its
+// collectives with nothing. So every rank tells whether its capture worked and the first failing
+// rank's reason goes to all: all give their graphs up and train eagerly from this step, or under
+// --cuda-graph on all stop with that reason. A capture runs no collective, so the agreement is
+// the next one on every rank.
 
 namespace {
 
@@ -266,11 +243,40 @@ struct GraphedStep::Capture {
     watch_replay();
   }
 
+  void release() { graph.reset(); }
+
   c10::DeviceIndex device;
   std::function<void()> watch_replay;
   std::optional<at::cuda::CUDAGraph> graph;
   std::int64_t nodes = 0;  // of the graph, counted at the end of its capture
 };
+
+std::unique_ptr<GraphedStep::Capture> GraphedStep::make_capture(c10::Device device,
+                                                                distributed::Communicator& comm) {
+  return device.is_cuda() ? std::make_unique<Capture>(device_index(device), comm) : nullptr;
+}
+
+#else  // LibTorch without CUDA graphs: nothing to capture, nothing to switch
+
+bool cuda_graphs_built() { return false; }
+
+struct TrainingStream::Switch {};
+
+TrainingStream::TrainingStream(c10::Device, bool) {}
+
+struct GraphedStep::Capture {  // never made
+  void capture(const std::function<void()>&, const std::function<void()>&) {}
+  void replay() {}
+  void release() {}
+  std::int64_t nodes = 0;
+};
+
+std::unique_ptr<GraphedStep::Capture> GraphedStep::make_capture(c10::Device,
+                                                                distributed::Communicator&) {
+  return nullptr;
+}
+
+#endif
 
 GraphedStep::GraphedStep(std::function<void()> body, c10::Device device,
                          distributed::Communicator& comm, int warmup_steps, bool required)
@@ -278,8 +284,7 @@ GraphedStep::GraphedStep(std::function<void()> body, c10::Device device,
       comm_(comm),
       warmups_left_(warmup_steps),
       required_(required),
-      capture_(device.is_cuda() ? std::make_unique<Capture>(device_index(device), comm) : nullptr) {
-}
+      capture_(make_capture(device, comm)) {}
 
 std::string GraphedStep::capture(const std::function<void()>& in_capture) {
   if (!capture_) return planted_failure(in_capture);
@@ -289,10 +294,6 @@ std::string GraphedStep::capture(const std::function<void()>& in_capture) {
   } catch (const CaptureFailure& e) {
     return e.what();
   }
-}
-
-void GraphedStep::release() {
-  if (capture_) capture_->graph.reset();
 }
 
 void GraphedStep::replay() {
@@ -307,34 +308,6 @@ bool GraphedStep::replaying() const { return captured_ && capture_; }
 
 std::int64_t GraphedStep::nodes() const { return captured_ && capture_ ? capture_->nodes : 0; }
 
-#else  // LibTorch without CUDA graphs: nothing to capture, nothing to switch
-
-bool cuda_graphs_built() { return false; }
-
-struct TrainingStream::Switch {};
-
-TrainingStream::TrainingStream(c10::Device, bool) {}
-
-struct GraphedStep::Capture {};
-
-GraphedStep::GraphedStep(std::function<void()> body, c10::Device, distributed::Communicator& comm,
-                         int warmup_steps, bool required)
-    : body_(std::move(body)), comm_(comm), warmups_left_(warmup_steps), required_(required) {}
-
-std::string GraphedStep::capture(const std::function<void()>& in_capture) {
-  return planted_failure(in_capture);
-}
-
-void GraphedStep::release() {}
-
-void GraphedStep::replay() { body_(); }
-
-bool GraphedStep::replaying() const { return false; }
-
-std::int64_t GraphedStep::nodes() const { return 0; }
-
-#endif
-
 bool GraphedStep::run(const std::function<void()>& in_capture) {
   if (warmups_left_ > 0) {
     --warmups_left_;
@@ -344,7 +317,7 @@ bool GraphedStep::run(const std::function<void()>& in_capture) {
   if (!captured_) {
     fallback_ = agreed_capture_failure(comm_, capture(in_capture));
     if (!fallback_.empty()) {
-      release();
+      if (capture_) capture_->release();
       if (required_) {
         throw Error(ExitCode::kFailure, "capturing the training step as a CUDA graph failed on " +
                                             fallback_ + " (--cuda-graph off trains without one)");

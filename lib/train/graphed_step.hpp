@@ -1,6 +1,5 @@
-// lib/train/graphed_step.hpp — provides: TrainingStream, the side stream a training whose steps are
-// captured runs on, and GraphedStep, which runs a training step's device work eagerly for a few
-// warm-up steps, then captures it as one CUDA graph and replays that.
+// lib/train/graphed_step.hpp — provides: TrainingStream, the side stream of a captured training,
+// and GraphedStep, a training step warmed up, captured as one CUDA graph and replayed.
 #pragma once
 
 #include <cstdint>
@@ -14,17 +13,12 @@
 
 namespace mnist_ddp::train {
 
-/// Whether this build can capture CUDA graphs: its LibTorch is 2.x with CUDA and it was not
-/// configured with MNIST_DDP_CUDA_GRAPHS=OFF. Where it cannot, GraphedStep runs every step eagerly.
+/// Whether this build captures CUDA graphs (LibTorch 2.x with CUDA, not MNIST_DDP_CUDA_GRAPHS=OFF).
 bool cuda_graphs_built();
 
-/// Note [One stream for a captured training] in graphed_step.cpp. While it lives, with
-/// `captured_steps` on a CUDA `device` in a build that captures, this thread's work on `device`
-/// runs on a side stream, ordered after the work launched before (the communicator's collectives
-/// too, as they follow the current stream); at its end the previous stream waits for the side
-/// stream's work and becomes current again. Elsewhere it does nothing. Construct it before
-/// anything that registers gradient hooks (GradientReducer) or makes a tensor the steps use; like
-/// a stream guard, of two the one made last must end first.
+/// Note [One stream for a captured training]: while it lives (with `captured_steps` on CUDA, in a
+/// build that captures) `device`'s current stream is a side stream. Make it before the
+/// GradientReducer and the step's tensors; like a stream guard, the one made last ends first.
 class TrainingStream {
  public:
   TrainingStream(c10::Device device, bool captured_steps);
@@ -41,39 +35,33 @@ class TrainingStream {
 /// Note [The step as one CUDA graph] in graphed_step.cpp.
 class GraphedStep {
  public:
-  /// `body`: the device work of one step, reading whatever changes from step to step from
-  /// tensors (the batch's position, the learning rate, the stop request), never from host
-  /// values. The first `warmup_steps` runs are eager, the next one captures `body` (on CUDA, in a
-  /// build that captures; its collectives on `comm` too) and every run replays the capture.
-  /// `required` (--cuda-graph on): a failed capture ends the run instead of falling back. Runs on
-  /// the thread's current stream, which on CUDA must be a TrainingStream's.
+  /// `body`: one step's device work, reading what changes per step from tensors only. After
+  /// `warmup_steps` eager runs it is captured (on CUDA, collectives on `comm` too) and replayed.
+  /// `required` (--cuda-graph on): a failed capture ends the run rather than falling back.
   GraphedStep(std::function<void()> body, c10::Device device, distributed::Communicator& comm,
               int warmup_steps, bool required);
   ~GraphedStep();
   GraphedStep(const GraphedStep&) = delete;
   GraphedStep& operator=(const GraphedStep&) = delete;
 
-  /// One step: eager, captured then replayed, or replayed; returns once the host has launched
-  /// it. `in_capture` (if set) runs inside the capture (fault injection). Returns false, having
-  /// trained nothing, when the capture failed on some rank (Note [A failed capture]): the caller
-  /// trains this step and every later one eagerly.
+  /// One step, launched; `in_capture` runs inside the capture (fault injection). False, having
+  /// trained nothing, when the capture failed (Note [A failed capture]): train eagerly from here.
   bool run(const std::function<void()>& in_capture);
 
   /// Whether runs replay a captured CUDA graph now.
   bool replaying() const;
   /// Why the capture was given up ("rank 1: ..."); "" while it holds or has yet to be made.
   const std::string& fallback() const { return fallback_; }
-  /// The nodes (kernels, copies, ...) of the captured graph: what one replay launches; 0 before
-  /// a capture, or where CUDA could not count them.
+  /// The captured graph's nodes (what a replay launches); 0 without one or where CUDA cannot tell.
   std::int64_t nodes() const;
 
  private:
   struct Capture;  // the graph, where CUDA graphs are built in
 
+  /// Null where there is nothing to capture (the CPU, or a build without CUDA graphs).
+  static std::unique_ptr<Capture> make_capture(c10::Device device, distributed::Communicator& comm);
   /// Captures `body_` on this rank: "" when it worked, else why not.
   std::string capture(const std::function<void()>& in_capture);
-  /// Drops what capture() made.
-  void release();
   void replay();
 
   std::function<void()> body_;
