@@ -1,11 +1,9 @@
 // app/mnist_ddp.cpp — the program: start the world -> parse options -> load data -> train ->
 // summarise -> exit code. Errors in phases every rank runs are agreed on (same exit code
 // everywhere); any other error aborts the whole job so no rank waits forever.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
-#include <thread>
 
 #include <torch/torch.h>
 
@@ -21,7 +19,6 @@
 #include "distributed/agreed_failure.hpp"
 #include "distributed/device_plan.hpp"
 #include "distributed/make_communicator.hpp"
-#include "distributed/rank_placement.hpp"
 #include "distributed/run_program.hpp"
 #include "distributed/same_on_every_rank.hpp"
 #include "distributed/world.hpp"
@@ -39,13 +36,6 @@ namespace {
 
 using namespace mnist_ddp;
 using Clock = std::chrono::steady_clock;
-
-/// --threads 0: share the node's cores evenly among its ranks.
-int intra_op_threads(const config::TrainConfig& config, const distributed::World& world) {
-  if (config.threads > 0) return config.threads;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / world.local_size());
-}
 
 /// --eval-only: the checkpoint's model on the test set.
 int evaluate_checkpoint(const distributed::World& world, const config::TrainConfig& config,
@@ -164,8 +154,6 @@ int finish_run(const distributed::World& world, const config::TrainConfig& confi
 
 int run_training(const distributed::World& world, const config::TrainConfig& config,
                  Clock::time_point start) {
-  const int threads = intra_op_threads(config, world);
-  torch::set_num_threads(threads);
   const Log log(world.rank(), config.log_all_ranks);
   if (world.rank() == 0) {
     for (const std::string& warning : config::environment_warnings()) {
@@ -183,6 +171,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
     plan = distributed::plan_devices(config, world);
     graphs = train::plan_cuda_graph(config, plan);
   });
+  torch::set_num_threads(plan.layout[world.rank()].threads);
   std::unique_ptr<distributed::Communicator> communicator;
   distributed::run_agreed(world, "setting up the communicator", [&] {
     communicator = distributed::make_communicator(world, plan, config.comm_timeout);
@@ -193,9 +182,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
 
   report::print_banner(log, config);
   report::print_execution(log, plan, config, graphs);
-  const std::vector<distributed::RankPlacement> layout =
-      distributed::gather_layout(world, plan.device_text, threads);
-  report::print_layout(log, layout, world.node_count());
+  report::print_layout(log, plan.layout, world.node_count());
 
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
   const std::shared_ptr<model::Classifier> model = model::make_model(config.model);
@@ -222,7 +209,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   double startup_seconds = 0;
   const train::TrainerHooks hooks =
       make_hooks(config, trainer, *outputs, checkpointer, *faults, startup_seconds);
-  outputs->start(layout);
+  outputs->start();
   report::print_epoch_header(log);
   const train::TrainSummary summary = trainer.run(hooks);
   return finish_run(world, config, log, summary, *model, *outputs, start, startup_seconds);

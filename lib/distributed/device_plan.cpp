@@ -46,15 +46,13 @@ std::string nccl_unavailable_reason(const std::vector<RankCapability>& ranks) {
   return shared_gpu_reason(ranks);
 }
 
-}  // namespace
-
-DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<RankCapability>& ranks,
-                       int rank) {
+/// The plan but its layout.
+DevicePlan choose_devices(const config::TrainConfig& config,
+                          const std::vector<RankCapability>& ranks, int rank) {
   const bool dp = config.mode == config::Mode::kDp;
   const int world_size = static_cast<int>(ranks.size());
   DevicePlan plan;
   plan.communicates = world_size > 1 || config.communicate_alone;
-  plan.device_text = "cpu";
   if (config.device == config::Device::kCpu) return plan;
 
   const std::vector<int> without_cuda =
@@ -97,13 +95,9 @@ DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<Rank
 
   const RankCapability& mine = ranks[rank];
   plan.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(mine.gpu));
-  plan.device_text = mine.gpu_text;
   if (dp) {
     for (int d = 0; d < mine.visible_gpus; ++d) {
       plan.replicas.emplace_back(c10::kCUDA, static_cast<c10::DeviceIndex>(d));
-    }
-    if (mine.visible_gpus > 1) {
-      plan.device_text += " + " + std::to_string(mine.visible_gpus - 1) + " more GPU(s)";
     }
     return plan;  // one process: nothing travels between ranks
   }
@@ -119,8 +113,25 @@ DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<Rank
   return plan;
 }
 
+}  // namespace
+
+DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<RankCapability>& ranks,
+                       int rank) {
+  DevicePlan plan = choose_devices(config, ranks, rank);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const RankCapability& c = ranks[r];
+    std::string device = plan.on_cuda() ? c.gpu_text : "cpu";
+    if (!plan.replicas.empty() && c.visible_gpus > 1) {
+      device += " + " + std::to_string(c.visible_gpus - 1) + " more GPU(s)";
+    }
+    plan.layout.push_back(
+        {static_cast<int>(r), c.host, c.local_rank, device, c.threads, c.cores, c.nccl_host});
+  }
+  return plan;
+}
+
 DevicePlan plan_devices(const config::TrainConfig& config, const World& world) {
-  const RankCapability mine = probe_capability(world, config.device != config::Device::kCpu);
+  const RankCapability mine = probe_capability(world, config);
   return decide_plan(config, gather_capabilities(world, mine), world.rank());
 }
 

@@ -1,5 +1,6 @@
 // lib/distributed/device_plan.hpp — provides: DevicePlan, decide_plan and plan_devices: devices
-// and gradient transport from --device, --backend and --mode, the same on every rank.
+// and gradient transport from --device, --backend and --mode, the same on every rank; and
+// RankPlacement, where each rank runs.
 #pragma once
 
 #include <string>
@@ -13,6 +14,17 @@
 
 namespace mnist_ddp::distributed {
 
+/// One row of the layout table.
+struct RankPlacement {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  std::string device;     // "cpu", "cuda:1 (NVIDIA H100, 0000:18:00.0)"
+  int threads = 1;        // intra-op threads
+  int cores = 1;          // the cores its CPU binding lets it run on (usable_cores)
+  std::string nccl_host;  // its NCCL_HOSTID, "" where unset
+};
+
 struct DevicePlan {
   c10::Device device = c10::Device(c10::kCPU);      // where this process's model and data live
   config::Backend backend = config::Backend::kMpi;  // kMpi or kNccl
@@ -20,7 +32,7 @@ struct DevicePlan {
   bool communicates = false;
   // --mode dp: every visible GPU, `device` first; one model replica on each. Empty in ddp mode.
   std::vector<c10::Device> replicas;
-  std::string device_text;  // for the layout table: "cpu", "cuda:1 (NVIDIA H100, 0000:18:00.0)"
+  std::vector<RankPlacement> layout;  // every rank's, in rank order
   // For the log: why the plan differs from this rank's own choice; "" when it does not.
   std::string note;
   bool on_cuda() const { return device.is_cuda(); }

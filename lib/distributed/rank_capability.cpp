@@ -6,10 +6,14 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <thread>
 
 #include "distributed/make_communicator.hpp"
 #include "distributed/mpi_check.hpp"
@@ -60,6 +64,8 @@ struct Record {
   int gpu = -1;
   int nccl_built = 0;
   int thread_level = 0;
+  int threads = 1;
+  int cores = 1;
   Text host{};
   Text cuda_missing{};
   Text gpu_text{};
@@ -73,7 +79,13 @@ void put(Text& into, const std::string& text) {
 
 }  // namespace
 
-RankCapability probe_capability(const World& world, bool probe_cuda) {
+int usable_cores() {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) return CPU_COUNT(&mask);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
+RankCapability probe_capability(const World& world, const config::TrainConfig& config) {
   RankCapability mine;
   mine.node = world.node_id();
   mine.local_rank = world.local_rank();
@@ -81,7 +93,10 @@ RankCapability probe_capability(const World& world, bool probe_cuda) {
   mine.nccl_built = nccl_built_in();
   mine.thread_level = world.thread_level();
   mine.nccl_host = nccl_host_id();
-  if (!probe_cuda) {
+  const int node_cores = static_cast<int>(std::thread::hardware_concurrency());
+  mine.threads = config.threads > 0 ? config.threads : std::max(1, node_cores / world.local_size());
+  mine.cores = usable_cores();
+  if (config.device == config::Device::kCpu) {
     mine.cuda_missing = "--device cpu";
     return mine;
   }
@@ -111,6 +126,8 @@ std::vector<RankCapability> gather_capabilities(const World& world, const RankCa
   record.gpu = mine.gpu;
   record.nccl_built = mine.nccl_built ? 1 : 0;
   record.thread_level = mine.thread_level;
+  record.threads = mine.threads;
+  record.cores = mine.cores;
   put(record.host, mine.host);
   put(record.cuda_missing, mine.cuda_missing);
   put(record.gpu_text, mine.gpu_text);
@@ -126,7 +143,7 @@ std::vector<RankCapability> gather_capabilities(const World& world, const RankCa
   for (const Record& r : records) {
     all.push_back({r.node, r.local_rank, r.host.data(), r.cuda_missing.data(), r.visible_gpus,
                    r.gpu, r.gpu_text.data(), r.gpu_bus_id.data(), r.nccl_built != 0, r.thread_level,
-                   r.nccl_host.data()});
+                   r.nccl_host.data(), r.threads, r.cores});
   }
   return all;
 }

@@ -1,11 +1,13 @@
 // lib/distributed/rank_capability.hpp — provides: RankCapability (what one rank can do: CUDA, its
-// GPU, NCCL, the MPI thread level, its node), probe_capability and gather_capabilities, the
-// inputs of the one device plan every rank agrees on (Note [One plan for every rank]).
+// GPU, NCCL, the MPI thread level, its node, its threads and cores), probe_capability and
+// gather_capabilities, the inputs of the one device plan every rank agrees on (Note [One plan for
+// every rank]); usable_cores.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "config/train_config.hpp"
 #include "distributed/world.hpp"
 
 namespace mnist_ddp::distributed {
@@ -22,7 +24,13 @@ struct RankCapability {
   bool nccl_built = false;  // this rank's binary has the NCCL backend
   int thread_level = 0;     // what MPI_Init_thread provided
   std::string nccl_host;    // NCCL_HOSTID where set: NCCL then takes it for the host, not the node
+  int threads = 1;          // intra-op: --threads, else the node's cores shared by its ranks
+  int cores = 1;            // usable_cores()
 };
+
+/// The cores this process may run on: its CPU affinity mask (what mpirun's or srun's binding
+/// left it), or every core the machine has where the mask cannot be read.
+int usable_cores();
 
 /// This process's NCCL_HOSTID, or "" where it is unset (Note [Several NCCL ranks on one GPU]).
 std::string nccl_host_id();
@@ -31,10 +39,10 @@ std::string nccl_host_id();
 /// device is visible ..."), or "" when it can.
 std::string cuda_unavailable_reason();
 
-/// This rank's capability. `probe_cuda`: false for --device cpu, which must not touch CUDA (a
-/// broken driver can hang or abort there). Never throws for what the machine lacks: that is
-/// recorded in cuda_missing.
-RankCapability probe_capability(const World& world, bool probe_cuda);
+/// This rank's capability. CUDA is not probed for --device cpu, which must not touch it (a broken
+/// driver can hang or abort there). Never throws for what the machine lacks: that is recorded in
+/// cuda_missing.
+RankCapability probe_capability(const World& world, const config::TrainConfig& config);
 
 /// Collective: every rank's capability, in rank order.
 std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine);

@@ -6,7 +6,6 @@
 #include "common/log.hpp"
 #include "config/train_config.hpp"
 #include "distributed/device_plan.hpp"
-#include "distributed/rank_placement.hpp"
 #include "report/accuracy_milestones.hpp"
 #include "report/rank_stats.hpp"
 #include "train/graph_plan.hpp"

@@ -41,6 +41,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
     : config_(config),
       comm_(comm),
       log_(log),
+      layout_(plan.layout),
       progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu",
@@ -54,8 +55,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
     tensorboard_ = std::make_unique<TensorBoardWriter>(config.tensorboard_dir);
 }
 
-void RunOutputs::start(std::vector<distributed::RankPlacement> layout) {
-  layout_ = std::move(layout);
+void RunOutputs::start() {
   timeline_.start();
   start_ = train::TraceClock::now();
 }

@@ -9,7 +9,6 @@
 #include "config/train_config.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/device_plan.hpp"
-#include "distributed/rank_placement.hpp"
 #include "report/accuracy_milestones.hpp"
 #include "report/metrics_writer.hpp"
 #include "report/progress.hpp"
@@ -30,8 +29,8 @@ class RunOutputs {
   RunOutputs(const config::TrainConfig& config, const distributed::DevicePlan& plan,
              distributed::Communicator& comm, const Log& log, bool resumed);
 
-  /// Collective: call right before training, with every rank's placement.
-  void start(std::vector<distributed::RankPlacement> layout);
+  /// Collective: call right before training.
+  void start();
 
   void on_step(const train::StepReport& step);
   void on_epoch(const train::EpochReport& report);
@@ -49,7 +48,7 @@ class RunOutputs {
   const config::TrainConfig& config_;
   distributed::Communicator& comm_;
   const Log& log_;
-  std::vector<distributed::RankPlacement> layout_;
+  const std::vector<distributed::RankPlacement> layout_;
   Progress progress_;
   MetricsWriter metrics_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;  // rank 0 with --tensorboard-dir

@@ -7,7 +7,7 @@
 
 #include "config/step_range.hpp"
 #include "distributed/communicator.hpp"
-#include "distributed/rank_placement.hpp"
+#include "distributed/device_plan.hpp"
 #include "train/train_reports.hpp"
 
 namespace mnist_ddp::report {

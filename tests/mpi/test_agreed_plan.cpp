@@ -1,11 +1,14 @@
 // tests/mpi/test_agreed_plan.cpp — what the ranks agree on before the first collective that
 // depends on it: every rank's capability gathered in rank order, the plan that follows on every
-// rank, and options that differ between ranks refused by the ranks that differ.
+// rank with every rank's placement, and options that differ between ranks refused by the ranks
+// that differ.
 #include <doctest/doctest.h>
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 
 #include "common/error.hpp"
 #include "distributed/device_plan.hpp"
@@ -23,8 +26,12 @@ TEST_CASE("World: one node, identified by its first rank; the thread level the C
 
 TEST_CASE("gather_capabilities returns every rank's record in rank order") {
   const World& world = testing::test_world();
-  RankCapability mine = probe_capability(world, /*probe_cuda=*/false);
+  config::TrainConfig config;
+  config.device = config::Device::kCpu;
+  config.threads = world.rank() + 1;
+  RankCapability mine = probe_capability(world, config);
   CHECK(mine.cuda_missing == "--device cpu");
+  CHECK(mine.cores == usable_cores());
   mine.gpu = world.rank();
   mine.gpu_text = std::string(150, 'a' + static_cast<char>(world.rank()));  // long texts travel
   const std::vector<RankCapability> all = gather_capabilities(world, mine);
@@ -37,7 +44,28 @@ TEST_CASE("gather_capabilities returns every rank's record in rank order") {
     CHECK(all[rank].host == world.host());
     CHECK(all[rank].node == 0);
     CHECK(all[rank].cuda_missing == "--device cpu");
+    CHECK(all[rank].threads == rank + 1);
   }
+}
+
+TEST_CASE("plan_devices: every rank's placement in rank order; --threads 0 shares the cores") {
+  const World& world = testing::test_world();
+  config::TrainConfig config;
+  config.device = config::Device::kCpu;
+  const std::vector<RankPlacement> layout = plan_devices(config, world).layout;
+  const int node_cores = static_cast<int>(std::thread::hardware_concurrency());
+  REQUIRE(layout.size() == static_cast<size_t>(world.size()));
+  for (int rank = 0; rank < world.size(); ++rank) {
+    CAPTURE(rank);
+    CHECK(layout[rank].rank == rank);
+    CHECK(layout[rank].host == world.host());  // one machine in these tests
+    CHECK(layout[rank].local_rank == rank);
+    CHECK(layout[rank].device == "cpu");
+    CHECK(layout[rank].threads == std::max(1, node_cores / world.size()));
+    CHECK(layout[rank].cores >= 1);
+  }
+  CHECK(world.node_count() == 1);
+  CHECK(world.local_size() == world.size());
 }
 
 TEST_CASE("plan_devices: the CPU and MPI on every rank here, with no note") {
@@ -49,7 +77,7 @@ TEST_CASE("plan_devices: the CPU and MPI on every rank here, with no note") {
     return;
   }
   CHECK(plan.backend == config::Backend::kMpi);
-  CHECK(plan.device_text == "cpu");
+  CHECK(plan.layout[world.rank()].device == "cpu");
   CHECK(plan.note.empty());
   config.device = config::Device::kCuda;
   CHECK_THROWS_WITH_AS(plan_devices(config, world), doctest::Contains("--device cuda: "),

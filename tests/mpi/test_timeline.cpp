@@ -36,7 +36,9 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
     timeline.add(Span{"backward", t1, t2, step});
     timeline.add(Span{"allreduce", t1, t2, step, /*bytes=*/4096});
   }
-  CHECK(timeline.write(path, distributed::gather_layout(world, "cpu", 1)) == 0);
+  config::TrainConfig cpu;
+  cpu.device = config::Device::kCpu;
+  CHECK(timeline.write(path, distributed::plan_devices(cpu, world).layout) == 0);
   if (world.rank() != 0) return;
 
   std::ifstream file(path);

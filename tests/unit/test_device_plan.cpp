@@ -1,7 +1,7 @@
 // tests/unit/test_device_plan.cpp — decide_plan on the capabilities of imagined jobs: one plan for
 // every rank on nodes that differ (Note [One plan for every rank]), the fallbacks of auto and the
 // refusals of explicit requests naming the ranks, and NCCL's one GPU per rank told by node and
-// PCI bus id.
+// PCI bus id; the layout every rank gets.
 #include <doctest/doctest.h>
 
 #include <mpi.h>
@@ -16,7 +16,8 @@ namespace mnist_ddp::distributed {
 namespace {
 
 /// `ranks` ranks on node `node` (its first rank's world rank) of host `host`, each seeing
-/// `visible` GPUs with bus ids "<host>:<index>", on a build with NCCL and a threaded MPI.
+/// `visible` GPUs with bus ids "<host>:<index>", on a build with NCCL and a threaded MPI, with
+/// local rank + 1 threads on 4 cores.
 void add_node(std::vector<RankCapability>& job, const std::string& host, int ranks, int visible) {
   const int node = static_cast<int>(job.size());
   for (int local = 0; local < ranks; ++local) {
@@ -31,6 +32,8 @@ void add_node(std::vector<RankCapability>& job, const std::string& host, int ran
     r.cuda_missing = visible > 0 ? "" : "no CUDA device is visible to this process";
     r.nccl_built = true;
     r.thread_level = MPI_THREAD_SERIALIZED;
+    r.threads = local + 1;
+    r.cores = 4;
     job.push_back(r);
   }
 }
@@ -55,6 +58,7 @@ std::vector<DevicePlan> plans(const config::TrainConfig& config,
     CHECK(all.back().on_cuda() == all.front().on_cuda());
     CHECK(all.back().note == all.front().note);
     CHECK(all.back().communicates == all.front().communicates);
+    CHECK(all.back().layout.size() == job.size());
   }
   return all;
 }
@@ -82,7 +86,15 @@ TEST_CASE("one rank per GPU on two 4-GPU nodes: NCCL on every rank, each on its 
   CHECK(all[0].backend == Backend::kNccl);
   CHECK(all[0].note.empty());
   CHECK(all[5].device == c10::Device(c10::kCUDA, 1));
-  CHECK(all[5].device_text == "cuda:1");
+  for (const DevicePlan& plan : all) {
+    const RankPlacement& sixth = plan.layout[5];
+    CHECK(sixth.rank == 5);
+    CHECK(sixth.host == "gpu02");
+    CHECK(sixth.local_rank == 1);
+    CHECK(sixth.device == "cuda:1");
+    CHECK(sixth.threads == 2);
+    CHECK(sixth.cores == 4);
+  }
 }
 
 TEST_CASE("8 + 4 ranks on two 4-GPU nodes: MPI on every rank, or nccl refused on every rank") {
@@ -107,6 +119,7 @@ TEST_CASE("a node whose GPUs cannot be used: the CPU on every rank, or cuda refu
   add_node(job, "gpu02", 4, 0);
   const std::vector<DevicePlan> all = plans(options(Device::kAuto, Backend::kAuto), job);
   CHECK_FALSE(all[0].on_cuda());
+  CHECK(all[0].layout[1].device == "cpu");  // though it has a GPU
   CHECK(all[0].backend == Backend::kMpi);
   CHECK(all[0].note ==
         "--device auto: the CPU on every rank, as ranks 4, 5, 6, 7 (gpu02) cannot use CUDA (no "
@@ -180,7 +193,7 @@ TEST_CASE("--mode dp: every GPU of the one process; refused under more ranks or 
   add_node(one, "gpu01", 1, 3);
   const DevicePlan plan = plans(dp, one)[0];
   CHECK(plan.replicas.size() == 3);
-  CHECK(plan.device_text == "cuda:0 + 2 more GPU(s)");
+  CHECK(plan.layout[0].device == "cuda:0 + 2 more GPU(s)");
   std::vector<RankCapability> two;
   add_node(two, "gpu01", 2, 3);
   CHECK(refusal(dp, two).find("2 ranks were started") != std::string::npos);
@@ -217,6 +230,7 @@ TEST_CASE("ranks on one GPU: refused as NCCL would, unless each has its own NCCL
   const std::vector<DevicePlan> all = plans(options(Device::kAuto, Backend::kNccl), job);
   CHECK(all[7].backend == Backend::kNccl);
   CHECK(all[7].device == c10::Device(c10::kCUDA, 0));
+  CHECK(all[0].layout[7].nccl_host == "rank7");
   job[5].nccl_host = job[3].nccl_host;  // one host to NCCL again
   CHECK(refusal(options(Device::kAuto, Backend::kNccl), job) ==
         "--backend nccl: ranks 3 and 5 would share cuda:0 on gpu01: NCCL needs a GPU of its own "
