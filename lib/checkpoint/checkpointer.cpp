@@ -16,18 +16,11 @@
 namespace mnist_ddp::checkpoint {
 namespace {
 
+/// The manifest's "reason", in CheckpointPoint's order.
 const char* describe(CheckpointPoint point) {
-  switch (point) {
-    case CheckpointPoint::kEveryNSteps:
-      return "every-n-steps";
-    case CheckpointPoint::kEpochEnd:
-      return "epoch-end";
-    case CheckpointPoint::kStop:
-      return "stop-signal";
-    case CheckpointPoint::kTargetReached:
-      return "target-reached";
-  }
-  return "unknown";
+  constexpr const char* kReasons[] = {"every-n-steps", "epoch-end", "stop-signal",
+                                      "target-reached"};
+  return kReasons[static_cast<int>(point)];
 }
 
 /// 64 random bits as hex: unique among the runs that could share a folder.

@@ -54,28 +54,20 @@ std::string cuda_unavailable_reason() {
 
 namespace {
 
-using Text = std::array<char, 200>;
+// The fields that travel, each once: numbers as ints, texts cut to a fixed size.
+constexpr std::array kNumbers = {&RankCapability::node,         &RankCapability::local_rank,
+                                 &RankCapability::visible_gpus, &RankCapability::gpu,
+                                 &RankCapability::thread_level, &RankCapability::threads,
+                                 &RankCapability::cores};
+constexpr std::array kTexts = {&RankCapability::host, &RankCapability::cuda_missing,
+                               &RankCapability::gpu_text, &RankCapability::gpu_bus_id,
+                               &RankCapability::nccl_host};
 
-/// Fixed-size and trivially copyable, so it travels as bytes.
+/// Trivially copyable, so it travels as bytes.
 struct Record {
-  int node = 0;
-  int local_rank = 0;
-  int visible_gpus = 0;
-  int gpu = -1;
-  int nccl_built = 0;
-  int thread_level = 0;
-  int threads = 1;
-  int cores = 1;
-  Text host{};
-  Text cuda_missing{};
-  Text gpu_text{};
-  Text gpu_bus_id{};
-  Text nccl_host{};
+  std::array<int, kNumbers.size() + 1> numbers{};  // the last: nccl_built
+  std::array<std::array<char, 200>, kTexts.size()> texts{};
 };
-
-void put(Text& into, const std::string& text) {
-  std::strncpy(into.data(), text.c_str(), into.size() - 1);
-}
 
 }  // namespace
 
@@ -120,30 +112,21 @@ RankCapability probe_capability(const World& world, const config::TrainConfig& c
 
 std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine) {
   Record record;
-  record.node = mine.node;
-  record.local_rank = mine.local_rank;
-  record.visible_gpus = mine.visible_gpus;
-  record.gpu = mine.gpu;
-  record.nccl_built = mine.nccl_built ? 1 : 0;
-  record.thread_level = mine.thread_level;
-  record.threads = mine.threads;
-  record.cores = mine.cores;
-  put(record.host, mine.host);
-  put(record.cuda_missing, mine.cuda_missing);
-  put(record.gpu_text, mine.gpu_text);
-  put(record.gpu_bus_id, mine.gpu_bus_id);
-  put(record.nccl_host, mine.nccl_host);
-
+  for (size_t f = 0; f < kNumbers.size(); ++f) record.numbers[f] = mine.*kNumbers[f];
+  record.numbers.back() = mine.nccl_built ? 1 : 0;
+  for (size_t f = 0; f < kTexts.size(); ++f) {
+    std::strncpy(record.texts[f].data(), (mine.*kTexts[f]).c_str(), record.texts[f].size() - 1);
+  }
   std::vector<Record> records(world.size());
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(MPI_Iallgather(&record, sizeof record, MPI_BYTE, records.data(), sizeof record,
                                 MPI_BYTE, world.comm(), &request));
   world.wait(request, "gathering every rank's devices");
-  std::vector<RankCapability> all;
-  for (const Record& r : records) {
-    all.push_back({r.node, r.local_rank, r.host.data(), r.cuda_missing.data(), r.visible_gpus,
-                   r.gpu, r.gpu_text.data(), r.gpu_bus_id.data(), r.nccl_built != 0, r.thread_level,
-                   r.nccl_host.data(), r.threads, r.cores});
+  std::vector<RankCapability> all(records.size());
+  for (size_t r = 0; r < records.size(); ++r) {
+    for (size_t f = 0; f < kNumbers.size(); ++f) all[r].*kNumbers[f] = records[r].numbers[f];
+    all[r].nccl_built = records[r].numbers.back() != 0;
+    for (size_t f = 0; f < kTexts.size(); ++f) all[r].*kTexts[f] = records[r].texts[f].data();
   }
   return all;
 }

@@ -92,20 +92,13 @@ bool print_summary(const Log& log, const train::TrainSummary& s, double min_accu
            static_cast<long long>(s.steps), static_cast<long long>(s.images), s.train_seconds,
            s.images_per_sec, wall_seconds);
   const bool ok = s.test.accuracy >= min_accuracy;
-  if (ok) {
-    log.line("# final test_acc %.2f%% (%lld/%lld) OK", 100.0 * s.test.accuracy,
-             static_cast<long long>(s.test.correct), static_cast<long long>(s.test.count));
-  } else {
-    log.line("# final test_acc %.2f%% (%lld/%lld) BELOW --min-accuracy %.2f%%",
-             100.0 * s.test.accuracy, static_cast<long long>(s.test.correct),
-             static_cast<long long>(s.test.count), 100.0 * min_accuracy);
-  }
+  char verdict[64] = "OK";
+  if (!ok)
+    std::snprintf(verdict, sizeof verdict, "BELOW --min-accuracy %.2f%%", 100 * min_accuracy);
+  log.line("# final test_acc %.2f%% (%lld/%lld) %s", 100.0 * s.test.accuracy,
+           static_cast<long long>(s.test.correct), static_cast<long long>(s.test.count), verdict);
   return ok;
 }
-
-}  // namespace mnist_ddp::report
-
-namespace mnist_ddp::report {
 
 void print_timing(const Log& log, int rank, double startup_seconds, const train::PhaseTimes& p) {
   const double total = std::max(p.total(), 1e-12);
