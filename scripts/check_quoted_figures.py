@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""scripts/check_quoted_figures.py — provides: the check that the benchmark figures the READMEs
-quote are the ones bench/run_bench.py wrote to bench/results.md.
+"""scripts/check_quoted_figures.py — provides: the check that the benchmark figures README.md,
+bench/README.md and docs/*.md quote are in the result files the benchmarks wrote (bench/*.md).
 
-The documents mark what is checked with HTML comments, invisible once rendered:
+The documents mark what is checked with HTML comments, invisible once rendered; each region
+names its own result file, and a figure passes when that file holds the same number anywhere:
 
     <!-- figures:begin bench/results.md ... -->   every number from here to figures:end must
-    ...                                           appear in bench/results.md
+    ...                                           appear somewhere in bench/results.md
     <!-- figures:end -->
 
     <!-- embed:begin bench/results.md ... -->     the lines between must equal the file (blank
@@ -29,11 +30,13 @@ import pathlib
 import re
 import sys
 
-# Document -> the regions it must have, at least one of each kind.
+# Document -> the regions it must have, at least one of each kind. The pages of docs/ are checked
+# too (DOC_PAGES), each without a region it must have.
 DOCUMENTS = {
-    "README.md": ("figures", "embed"),
+    "README.md": ("figures",),
     "bench/README.md": ("figures",),
 }
+DOC_PAGES = "docs/*.md"
 MARKER = re.compile(r"^\s*<!--\s*(figures|embed):(begin|end)\b\s*(\S*)")
 # A figure: digits with optional thousands separators and decimals, not part of a name (conv1,
 # x86_64) or of a longer dotted number (the "44" of 6.18.44). A unit may follow ("1.7x", "8k").
@@ -155,7 +158,10 @@ def main() -> int:
         print(f"check_quoted_figures: not found under {root}: {', '.join(missing)}",
               file=sys.stderr)
         return 2
-    problems = [problem for name, required in DOCUMENTS.items()
+    documents = dict(DOCUMENTS)
+    documents.update((path.relative_to(root).as_posix(), ())
+                     for path in sorted(root.glob(DOC_PAGES)))
+    problems = [problem for name, required in documents.items()
                 for problem in check_document(root, name, required)]
     for problem in problems:
         print(f"check_quoted_figures: {problem}", file=sys.stderr)
@@ -164,7 +170,7 @@ def main() -> int:
               "generated table, or move what is not in it out of the figures regions with the "
               "command and machine that measured it", file=sys.stderr)
         return 1
-    print(f"check_quoted_figures: {', '.join(DOCUMENTS)}: every quoted figure is in its table")
+    print(f"check_quoted_figures: {', '.join(documents)}: every quoted figure is in its table")
     return 0
 
 

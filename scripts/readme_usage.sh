@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# scripts/readme_usage.sh — keeps README.md's usage block identical to `mnist_ddp --help`, so the
-# two cannot drift: rewrites the block between the "usage:begin" and "usage:end" markers, or with
-# --check only compares (exit 1 and a diff when they differ; ctest runs this).
+# scripts/readme_usage.sh — keeps docs/options.md's usage block identical to `mnist_ddp --help`, so
+# the two cannot drift: rewrites the block between the "usage:begin" and "usage:end" markers, or
+# with --check only compares (exit 1 and a diff when they differ; ctest e2e_readme_usage runs it).
 #
 #   scripts/readme_usage.sh [--check] [MNIST_DDP_BINARY]   (default: build/mnist_ddp)
 set -euo pipefail
@@ -13,7 +13,7 @@ if [[ ${1:-} == --check ]]; then
   shift
 fi
 binary=${1:-$ROOT/build/mnist_ddp}
-readme=$ROOT/README.md
+readme=$ROOT/docs/options.md
 
 help=$(mktemp)
 updated=$(mktemp)
@@ -37,10 +37,11 @@ PY
 
 if ((check)); then
   if ! diff -u "$readme" "$updated"; then
-    echo "README.md's usage block differs from '$binary --help': run scripts/readme_usage.sh" >&2
+    echo "docs/options.md's usage block differs from '$binary --help':" \
+      "run scripts/readme_usage.sh" >&2
     exit 1
   fi
-  echo "README.md's usage block matches --help"
+  echo "docs/options.md's usage block matches --help"
 else
   cp "$updated" "$readme"
 fi

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# tests/docs/test_check_quoted_figures.sh — the quoted-figures check passes on README.md and
-# bench/README.md as they are, and fails, naming the file and the figure, on copies with a planted
-# problem: a figure in a figures region that bench/results.md does not hold (in either README), a
-# rounded table figure, a README table copy that differs from bench/results.md, a throughput
-# outside any region, and a deleted marker. Numbers in code spans stay unchecked.
+# tests/docs/test_check_quoted_figures.sh — the quoted-figures check passes on README.md,
+# bench/README.md and docs/*.md as they are, and fails, naming the file and the figure, on copies
+# with a planted problem: a figure in a figures region that its result file does not hold (in
+# README.md, bench/README.md and a docs page), a rounded table figure, an embedded copy of a table
+# that differs from bench/results.md, a throughput outside any region (in bench/README.md and in a
+# docs page), and a deleted marker. Numbers in code spans stay unchecked.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_quoted_figures.py
 DOCS=(README.md bench/README.md bench/results.md bench/time_to_99.md bench/final_accuracy.md
-  bench/gpu/h200-graph-bench.md)
+  bench/gpu/h200-graph-bench.md bench/gpu/h200-summary.md)
 
 if python3 "$CHECK" "$ROOT" >"$WORK/out" 2>&1; then
-  pass "the READMEs quote only bench/results.md's figures"
+  pass "the documents quote only their result files' figures"
 else
-  fail "the READMEs quote figures that bench/results.md does not hold:"
+  fail "the documents quote figures that their result files do not hold:"
   cat "$WORK/out" >&2
 fi
 
@@ -23,6 +24,7 @@ fresh_copy() {
   mkdir -p "$WORK/repo/bench/gpu"
   local doc
   for doc in "${DOCS[@]}"; do cp "$ROOT/$doc" "$WORK/repo/$doc"; done
+  cp -r "$ROOT/docs" "$WORK/repo/docs"
 }
 
 # run_check: STATUS and $WORK/out from the check on the copy.
@@ -42,14 +44,19 @@ expect() {
   fi
 }
 
-# plant DOC LINE: LINE inserted just before DOC's figures:end marker.
+# plant DOC LINE: LINE inserted just before each of DOC's figures:end markers.
 plant() { sed -i "/^<!-- figures:end -->/i $2" "$WORK/repo/$1"; }
 
 fresh_copy
 plant README.md "- planted: 987,654.5 img/s on one core."
-expect "a wrong figure in README.md" 1 "is not in bench/results.md"
-grep -qF "README.md:" "$WORK/out" && grep -qF "987,654.5 is not in bench/results.md" "$WORK/out" ||
-  fail "the message names neither the file nor the figure"
+expect "a wrong figure in README.md" 1 "987,654.5 is not in bench/time_to_99.md"
+grep -qF "README.md:" "$WORK/out" && grep -qF "987,654.5 is not in bench/gpu/h200-graph-bench.md" \
+  "$WORK/out" || fail "the message names neither the file nor the figure"
+
+fresh_copy
+plant docs/gpu.md "- planted: 7,654,321 images/s on one GPU."
+expect "a wrong figure in a docs page" 1 "docs/gpu.md:"
+grep -qF "7,654,321 is not in bench/gpu/h200-summary.md" "$WORK/out" || fail "7,654,321 not named"
 
 fresh_copy
 plant bench/README.md "- planted: scaling of 2.15 from 1 to 2 ranks."
@@ -69,20 +76,39 @@ print(next(f for f in shorter if f not in held))
 PY
 )
 fresh_copy
-plant README.md "- planted: a rounded $rounded."
+plant docs/benchmarks.md "- planted: a rounded $rounded."
 expect "a rounded table figure ($rounded)" 1 "$rounded is not in bench/results.md"
 
-fresh_copy
-echo "| planted | row |" >>"$WORK/repo/bench/results.md"
-expect "a table rerun but not copied into README.md" 1 "differ from bench/results.md"
+# embed_copy: a docs page of the copy gets an embedded copy of bench/results.md.
+embed_copy() {
+  fresh_copy
+  {
+    echo "<!-- embed:begin bench/results.md (a verbatim copy; ctest checks) -->"
+    cat "$ROOT/bench/results.md"
+    echo "<!-- embed:end -->"
+  } >>"$WORK/repo/docs/benchmarks.md"
+}
 
-fresh_copy
-sed -i '/^<!-- embed:begin/,/^<!-- embed:end/s/^| cnn | [^|]* | 1 | /&9/' "$WORK/repo/README.md"
-expect "a figure edited in README.md's copy of the table" 1 "differ from bench/results.md"
+embed_copy
+expect "an embedded copy equal to its table" 0 "every quoted figure is in its table"
+
+embed_copy
+echo "| planted | row |" >>"$WORK/repo/bench/results.md"
+expect "a table rerun but not copied again" 1 "differ from bench/results.md"
+
+embed_copy
+sed -i '/^<!-- embed:begin/,/^<!-- embed:end/s/^| cnn | [^|]* | 1 | /&9/' \
+  "$WORK/repo/docs/benchmarks.md"
+expect "a figure edited in a copy of the table" 1 "differ from bench/results.md"
 
 fresh_copy
 echo "The planted figure 123,456 img/s is in no region." >>"$WORK/repo/bench/README.md"
 expect "a throughput outside any region" 1 "123,456 img/s is outside a figures region"
+
+fresh_copy
+echo "On one GPU it ran at 123,456 img/s." >>"$WORK/repo/docs/outputs.md"
+expect "a throughput outside any region of a docs page" 1 \
+  "docs/outputs.md:$(wc -l <"$WORK/repo/docs/outputs.md"): the benchmark figure 123,456 img/s"
 
 fresh_copy
 sed -i '/^<!-- figures:begin /d' "$WORK/repo/bench/README.md"
