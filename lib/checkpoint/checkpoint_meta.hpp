@@ -1,5 +1,4 @@
-// lib/checkpoint/checkpoint_meta.hpp — provides: TrainProgress, CheckpointMeta (a training
-// checkpoint's header), to_json and read_checkpoint_meta: no other code spells the header's keys.
+// lib/checkpoint/checkpoint_meta.hpp — provides: TrainProgress, CheckpointMeta, their JSON.
 #pragma once
 
 #include <cstdint>

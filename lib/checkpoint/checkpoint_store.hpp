@@ -1,5 +1,4 @@
-// lib/checkpoint/checkpoint_store.hpp — provides: CheckpointStore (one run's checkpoint folder:
-// atomic saves, pruning, newest intact), read_checkpoint.
+// lib/checkpoint/checkpoint_store.hpp — provides: CheckpointStore, read_checkpoint.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,4 @@
-// lib/checkpoint/checkpointer.hpp — provides: Checkpointer: rank 0 writes checkpoints and reads
-// the one to resume, which every rank gets.
+// lib/checkpoint/checkpointer.hpp — provides: Checkpointer: rank 0 writes and reads checkpoints.
 #pragma once
 
 #include <cstdint>

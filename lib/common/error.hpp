@@ -1,5 +1,4 @@
-// lib/common/error.hpp — provides: ExitCode, Error and its kinds, each carrying its exit code,
-// and MDDP_INTERNAL_ASSERT.
+// lib/common/error.hpp — provides: ExitCode, Error and its kinds, MDDP_INTERNAL_ASSERT.
 #pragma once
 
 #include <stdexcept>

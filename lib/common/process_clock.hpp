@@ -1,5 +1,4 @@
-// lib/common/process_clock.hpp — provides: seconds_since_process_start (from before the dynamic
-// loader ran, for honest start-up times) and seconds_since.
+// lib/common/process_clock.hpp — provides: seconds_since_process_start, seconds_since.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,4 @@
-// lib/config/bench_options.hpp — provides: BenchConfig and parse_bench_command, the options of
-// the allreduce benchmark (transport, message size sweep, iterations).
+// lib/config/bench_options.hpp — provides: BenchConfig, parse_bench_command (allreduce_bench).
 #pragma once
 
 #include <cstdint>

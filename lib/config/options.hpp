@@ -1,5 +1,4 @@
-// lib/config/options.hpp — provides: Option, train_options() (the option table) and what derives
-// from a table: parse_command, help_text, validate, describe_config, environment_warnings.
+// lib/config/options.hpp — provides: Option, train_options() (the option table), its uses.
 #pragma once
 
 #include <algorithm>

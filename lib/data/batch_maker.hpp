@@ -1,5 +1,4 @@
-// lib/data/batch_maker.hpp — provides: Batch, BatchMaker (sample indices to normalized inputs),
-// normalized_images.
+// lib/data/batch_maker.hpp — provides: Batch, BatchMaker (indices to inputs), normalized_images.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,5 +1,4 @@
-// lib/data/distributed_sampler.hpp — provides: DistributedSampler (PyTorch's semantics),
-// epoch_permutation.
+// lib/data/distributed_sampler.hpp — provides: DistributedSampler (PyTorch's), epoch_permutation.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,4 @@
-// lib/ddp/gradient_reducer.hpp — provides: GradientReducer, bucketed gradient averaging
-// overlapped with backward.
+// lib/ddp/gradient_reducer.hpp — provides: GradientReducer, bucketed averaging during backward.
 #pragma once
 
 #include <chrono>

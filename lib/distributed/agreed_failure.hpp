@@ -1,6 +1,4 @@
-// lib/distributed/agreed_failure.hpp — provides: run_agreed, throw_unless_all_succeeded (a failure
-// on any rank ends every rank with one exit code, one message) and report_error. Each agreement is
-// one allreduce under a watchdog (Note [Stall diagnosis]), so a missing rank cannot hang the rest.
+// lib/distributed/agreed_failure.hpp — provides: run_agreed, throw_unless_all_succeeded.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,4 @@
-// lib/distributed/communicator.hpp — provides: Communicator and PendingCollective, the
-// collectives training needs, independent of the transport (MPI, NCCL, staged).
+// lib/distributed/communicator.hpp — provides: Communicator, PendingCollective (any transport).
 #pragma once
 
 #include <memory>

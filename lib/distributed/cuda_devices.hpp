@@ -1,5 +1,4 @@
-// lib/distributed/cuda_devices.hpp — provides: the visible CUDA devices and one per local rank,
-// on the CUDA runtime alone (Debian's LibTorch has no CUDA); NCCL builds only.
+// lib/distributed/cuda_devices.hpp — provides: the visible CUDA devices; NCCL builds only.
 #pragma once
 
 #include <string>

@@ -1,6 +1,4 @@
-// lib/distributed/device_plan.hpp — provides: DevicePlan, decide_plan and plan_devices: devices
-// and gradient transport from --device, --backend and --mode, the same on every rank; and
-// RankPlacement, where each rank runs.
+// lib/distributed/device_plan.hpp — provides: RankPlacement, DevicePlan, decide_plan, plan_devices.
 #pragma once
 
 #include <string>

@@ -1,5 +1,4 @@
-// lib/distributed/gpu_check.hpp — provides: MDDP_CUDA_CHECK (Error, exit 1) and MDDP_NCCL_CHECK
-// (CommError), naming the call, error text and call site; NCCL builds only.
+// lib/distributed/gpu_check.hpp — provides: MDDP_CUDA_CHECK, MDDP_NCCL_CHECK; NCCL builds only.
 #pragma once
 
 #include <cuda_runtime_api.h>

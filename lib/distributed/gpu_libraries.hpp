@@ -1,5 +1,4 @@
-// lib/distributed/gpu_libraries.hpp — provides: cuda_runtime() and nccl(), each dlopened on first
-// use (Note [The NCCL backend loads its libraries]); NCCL builds only.
+// lib/distributed/gpu_libraries.hpp — provides: cuda_runtime(), nccl(), dlopened; NCCL builds only.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,5 +1,4 @@
-// lib/distributed/keep_until_exit.hpp — provides: keep_until_exit, for buffers MPI or a GPU may
-// still use after their owner gave up waiting.
+// lib/distributed/keep_until_exit.hpp — provides: keep_until_exit, for buffers still in use.
 #pragma once
 
 #include <memory>

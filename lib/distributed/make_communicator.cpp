@@ -32,6 +32,7 @@ std::unique_ptr<Communicator> make_nccl_communicator([[maybe_unused]] const Worl
   mine.node = world.node_id();
   mine.host = world.host();
   mine.nccl_host = nccl_host_id();
+  mine.nccl_shares_gpus = nccl_shares_gpus();
   // Agreed first: NcclCommunicator's start-up is collective, and a rank without a device would
   // never reach it. Two ranks on one GPU: NCCL refuses that ("Duplicate GPU detected"), but
   // possibly on some ranks only, leaving the others to wait for the timeout.

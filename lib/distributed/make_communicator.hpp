@@ -1,5 +1,4 @@
-// lib/distributed/make_communicator.hpp — provides: make_communicator, the plan's transport, and
-// make_nccl_communicator.
+// lib/distributed/make_communicator.hpp — provides: make_communicator, make_nccl_communicator.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,4 @@
-// lib/distributed/mpi_watchdog.hpp — provides: MpiWatchdog, deadline waits on collectives that
-// name the ranks that had not joined (as Horovod's stall inspector does), and describe_stall.
+// lib/distributed/mpi_watchdog.hpp — provides: MpiWatchdog (names absent ranks), describe_stall.
 #pragma once
 
 #include <mpi.h>

@@ -1,5 +1,4 @@
-// lib/distributed/nccl_communicator.hpp — provides: NcclCommunicator, for contiguous CUDA tensors,
-// bootstrapped over MPI; NCCL builds only.
+// lib/distributed/nccl_communicator.hpp — provides: NcclCommunicator; NCCL builds only.
 #pragma once
 
 #include <cuda_runtime_api.h>

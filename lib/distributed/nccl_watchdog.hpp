@@ -1,5 +1,4 @@
-// lib/distributed/nccl_watchdog.hpp — provides: NcclWatchdog, nccl_async_state and
-// nccl_stall_reason; NCCL builds only.
+// lib/distributed/nccl_watchdog.hpp — provides: NcclWatchdog, nccl_async_state, nccl_stall_reason.
 #pragma once
 
 #include <cuda_runtime_api.h>

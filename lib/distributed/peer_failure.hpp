@@ -1,5 +1,4 @@
-// lib/distributed/peer_failure.hpp — provides: PeerFailureWatch, which tells peers at once that a
-// polled set-up step failed here, and poll_until(done_yet, timeout, watch), which gives up on one.
+// lib/distributed/peer_failure.hpp — provides: PeerFailureWatch, poll_until that heeds it.
 #pragma once
 
 #include <mpi.h>

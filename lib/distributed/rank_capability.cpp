@@ -1,5 +1,4 @@
-// lib/distributed/rank_capability.cpp — probing CUDA and NCCL on one rank; one MPI_Allgather of
-// fixed-size records.
+// lib/distributed/rank_capability.cpp — probing one rank; one MPI_Allgather of fixed-size records.
 #include "distributed/rank_capability.hpp"
 
 #include <ATen/Context.h>
@@ -20,6 +19,7 @@
 
 #if MNIST_DDP_HAVE_NCCL
 #include "distributed/cuda_devices.hpp"
+#include "distributed/gpu_libraries.hpp"
 #endif
 
 namespace mnist_ddp::distributed {
@@ -28,10 +28,27 @@ namespace mnist_ddp::distributed {
 // NCCL refuses two ranks on one GPU only when it takes them for ranks of one host, and its host
 // is a hash of NCCL_HOSTID where that is set (src/misc/utils.cc, getHostHashOnce). Ranks with
 // distinct NCCL_HOSTIDs are then separate hosts to NCCL, each with a GPU of its own, even on one
-// GPU: tests run a real N-rank communicator that way. The placement check follows the same rule.
+// GPU: tests run a real N-rank communicator that way. NCCL 2.30+ with NCCL_MULTI_RANK_GPU_ENABLE=1
+// lets ranks of one host share a GPU too. The placement check follows the same rules.
 std::string nccl_host_id() {
   const char* id = std::getenv("NCCL_HOSTID");
   return id != nullptr ? id : "";
+}
+
+bool nccl_allows_shared_gpus(const char* enable, int nccl_version) {
+  return enable != nullptr && std::string(enable) == "1" && nccl_version >= 23000;
+}
+
+bool nccl_shares_gpus() {
+  const char* enable = std::getenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  int version = 0;
+#if MNIST_DDP_HAVE_NCCL
+  try {
+    if (enable != nullptr) nccl().ncclGetVersion(&version);
+  } catch (const std::exception&) {  // no NCCL to load: no version
+  }
+#endif
+  return nccl_allows_shared_gpus(enable, version);
 }
 
 std::string cuda_unavailable_reason() {
@@ -59,13 +76,14 @@ constexpr std::array kNumbers = {&RankCapability::node,         &RankCapability:
                                  &RankCapability::visible_gpus, &RankCapability::gpu,
                                  &RankCapability::thread_level, &RankCapability::threads,
                                  &RankCapability::cores};
+constexpr std::array kFlags = {&RankCapability::nccl_built, &RankCapability::nccl_shares_gpus};
 constexpr std::array kTexts = {&RankCapability::host, &RankCapability::cuda_missing,
                                &RankCapability::gpu_text, &RankCapability::gpu_bus_id,
                                &RankCapability::nccl_host};
 
 /// Trivially copyable, so it travels as bytes.
 struct Record {
-  std::array<int, kNumbers.size() + 1> numbers{};  // the last: nccl_built
+  std::array<int, kNumbers.size() + kFlags.size()> numbers{};  // the flags last
   std::array<std::array<char, 200>, kTexts.size()> texts{};
 };
 
@@ -85,6 +103,7 @@ RankCapability probe_capability(const World& world, const config::TrainConfig& c
   mine.nccl_built = nccl_built_in();
   mine.thread_level = world.thread_level();
   mine.nccl_host = nccl_host_id();
+  mine.nccl_shares_gpus = nccl_shares_gpus();
   const int node_cores = static_cast<int>(std::thread::hardware_concurrency());
   mine.threads = config.threads > 0 ? config.threads : std::max(1, node_cores / world.local_size());
   mine.cores = usable_cores();
@@ -113,7 +132,7 @@ RankCapability probe_capability(const World& world, const config::TrainConfig& c
 std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine) {
   Record record;
   for (size_t f = 0; f < kNumbers.size(); ++f) record.numbers[f] = mine.*kNumbers[f];
-  record.numbers.back() = mine.nccl_built ? 1 : 0;
+  for (size_t f = 0; f < kFlags.size(); ++f) record.numbers[kNumbers.size() + f] = mine.*kFlags[f];
   for (size_t f = 0; f < kTexts.size(); ++f) {
     std::strncpy(record.texts[f].data(), (mine.*kTexts[f]).c_str(), record.texts[f].size() - 1);
   }
@@ -125,7 +144,9 @@ std::vector<RankCapability> gather_capabilities(const World& world, const RankCa
   std::vector<RankCapability> all(records.size());
   for (size_t r = 0; r < records.size(); ++r) {
     for (size_t f = 0; f < kNumbers.size(); ++f) all[r].*kNumbers[f] = records[r].numbers[f];
-    all[r].nccl_built = records[r].numbers.back() != 0;
+    for (size_t f = 0; f < kFlags.size(); ++f) {
+      all[r].*kFlags[f] = records[r].numbers[kNumbers.size() + f] != 0;
+    }
     for (size_t f = 0; f < kTexts.size(); ++f) all[r].*kTexts[f] = records[r].texts[f].data();
   }
   return all;
@@ -135,7 +156,9 @@ std::string shared_gpu_reason(const std::vector<RankCapability>& ranks) {
   const auto same_gpu = [](const RankCapability& a, const RankCapability& b) {
     const bool same_host =
         a.nccl_host.empty() && b.nccl_host.empty() ? a.node == b.node : a.nccl_host == b.nccl_host;
-    if (a.gpu < 0 || b.gpu < 0 || !same_host) return false;
+    if (a.gpu < 0 || b.gpu < 0 || !same_host || (a.nccl_shares_gpus && b.nccl_shares_gpus)) {
+      return false;
+    }
     return a.gpu_bus_id.empty() || b.gpu_bus_id.empty() ? a.gpu == b.gpu
                                                         : a.gpu_bus_id == b.gpu_bus_id;
   };

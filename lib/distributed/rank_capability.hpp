@@ -1,7 +1,4 @@
-// lib/distributed/rank_capability.hpp — provides: RankCapability (what one rank can do: CUDA, its
-// GPU, NCCL, the MPI thread level, its node, its threads and cores), probe_capability and
-// gather_capabilities, the inputs of the one device plan every rank agrees on (Note [One plan for
-// every rank]); usable_cores.
+// lib/distributed/rank_capability.hpp — provides: RankCapability, probe_capability and its gather.
 #pragma once
 
 #include <string>
@@ -24,8 +21,9 @@ struct RankCapability {
   bool nccl_built = false;  // this rank's binary has the NCCL backend
   int thread_level = 0;     // what MPI_Init_thread provided
   std::string nccl_host;    // NCCL_HOSTID where set: NCCL then takes it for the host, not the node
-  int threads = 1;          // intra-op: --threads, else the node's cores shared by its ranks
-  int cores = 1;            // usable_cores()
+  bool nccl_shares_gpus = false;  // its NCCL lets ranks of one host share a GPU
+  int threads = 1;                // intra-op: --threads, else the node's cores shared by its ranks
+  int cores = 1;                  // usable_cores()
 };
 
 /// The cores this process may run on: its CPU affinity mask (what mpirun's or srun's binding
@@ -34,6 +32,12 @@ int usable_cores();
 
 /// This process's NCCL_HOSTID, or "" where it is unset (Note [Several NCCL ranks on one GPU]).
 std::string nccl_host_id();
+
+/// Whether NCCL lets ranks of one host share a GPU: NCCL_MULTI_RANK_GPU_ENABLE is "1" (`enable`,
+/// null where unset) and the loaded NCCL (`nccl_version`, 22809 for 2.28.9; 0: none) is 2.30+.
+bool nccl_allows_shared_gpus(const char* enable, int nccl_version);
+/// nccl_allows_shared_gpus for this process's environment and NCCL.
+bool nccl_shares_gpus();
 
 /// Why this process cannot use CUDA ("this LibTorch 1.13.1 was built without CUDA", "no CUDA
 /// device is visible ..."), or "" when it can.

@@ -1,5 +1,4 @@
-// lib/distributed/same_on_every_rank.hpp — provides: text_of_rank0 and check_same_options
-// (Note [One plan for every rank]).
+// lib/distributed/same_on_every_rank.hpp — provides: text_of_rank0, check_same_options.
 #pragma once
 
 #include <string>

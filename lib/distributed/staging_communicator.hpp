@@ -1,5 +1,4 @@
-// lib/distributed/staging_communicator.hpp — provides: StagingCommunicator, which copies tensors
-// to and from the transport's device (NCCL: this rank's GPU; MPI: host).
+// lib/distributed/staging_communicator.hpp — provides: StagingCommunicator.
 #pragma once
 
 #include <memory>

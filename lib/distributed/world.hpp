@@ -1,5 +1,4 @@
-// lib/distributed/world.hpp — provides: World (RAII MPI, ranks, nodes, watched start-up waits),
-// process_label() and abort_job().
+// lib/distributed/world.hpp — provides: World (RAII MPI, ranks, nodes), process_label, abort_job.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,4 @@
-// lib/model/autocast_scope.cpp — LibTorch >= 2.4 keys autocast state by device type (the older
-// functions deprecated); 1.13 has one set of functions for CUDA ("gpu") and one for the CPU.
+// lib/model/autocast_scope.cpp — LibTorch 2.4+ keys autocast by device type; 1.13 by function.
 #include "model/autocast_scope.hpp"
 
 #include <ATen/autocast_mode.h>

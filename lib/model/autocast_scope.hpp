@@ -1,5 +1,4 @@
-// lib/model/autocast_scope.hpp — provides: AutocastScope (--precision bf16), autocast_enabled;
-// LibTorch 1.13 and 2.x alike.
+// lib/model/autocast_scope.hpp — provides: AutocastScope (--precision bf16), autocast_enabled.
 #pragma once
 
 #include <c10/core/DeviceType.h>

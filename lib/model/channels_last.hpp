@@ -1,5 +1,4 @@
-// lib/model/channels_last.hpp — provides: to_channels_last, channels_last_input (Note
-// [Channels-last convolutions] in cnn_net.cpp).
+// lib/model/channels_last.hpp — provides: to_channels_last, channels_last_input.
 #pragma once
 
 #include <initializer_list>

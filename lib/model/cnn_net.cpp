@@ -1,5 +1,4 @@
-// lib/model/cnn_net.cpp — the network of PyTorch's MNIST example: conv32 -> conv64 -> max-pool
-// -> dropout(0.25) -> fc128 -> dropout(0.5) -> fc10.
+// lib/model/cnn_net.cpp — PyTorch's MNIST example network.
 #include <ATen/ATen.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>

@@ -1,5 +1,4 @@
-// lib/model/fast_cnn_net.cpp — tuomaso/train_mnist_fast's network: conv24 5x5 -> max-pool ->
-// conv32 3x3 -> max-pool -> fc256 -> fc10, ReLU after each pooling and fc1, no dropout.
+// lib/model/fast_cnn_net.cpp — tuomaso/train_mnist_fast's network.
 #include <ATen/ATen.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>

@@ -1,5 +1,4 @@
-// lib/model/input_conv_pool.hpp — provides: input_conv_pool, a one-channel convolution, 2x2
-// max-pool and ReLU as one kernel.
+// lib/model/input_conv_pool.hpp — provides: input_conv_pool: conv, 2x2 max-pool, ReLU in one.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,5 +1,4 @@
-// lib/model/pool_window.hpp — provides: pool_window, unpool_window, kClipped; shared by both
-// fused pooling kernels so that they decide ties, NaN and the ReLU alike.
+// lib/model/pool_window.hpp — provides: pool_window, unpool_window, kClipped (both kernels).
 #pragma once
 
 #include <cstdint>

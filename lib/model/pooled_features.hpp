@@ -1,5 +1,4 @@
-// lib/model/pooled_features.hpp — provides: pooled_features, pooled_channels_last (fused 2x2
-// max-pool and ReLU).
+// lib/model/pooled_features.hpp — provides: pooled_features, pooled_channels_last (pool + ReLU).
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -34,11 +34,9 @@ bool stdout_reaches_terminal() {
   return !error && is_terminal_device(launcher_stdout.string());
 }
 
-ProgressStyle progress_style(config::Progress option) {
-  if (option == config::Progress::kLive) return ProgressStyle::kLive;
-  if (option == config::Progress::kLines) return ProgressStyle::kLines;
-  if (option == config::Progress::kOff) return ProgressStyle::kOff;
-  return stdout_reaches_terminal() ? ProgressStyle::kLive : ProgressStyle::kLines;
+config::Progress progress_style(config::Progress option) {
+  if (option != config::Progress::kAuto) return option;
+  return stdout_reaches_terminal() ? config::Progress::kLive : config::Progress::kLines;
 }
 
 std::string format_duration(double seconds) {
@@ -53,10 +51,10 @@ std::string format_duration(double seconds) {
   return text;
 }
 
-Progress::Progress(const Log& log, ProgressStyle style) : log_(log), style_(style) {}
+Progress::Progress(const Log& log, config::Progress style) : log_(log), style_(style) {}
 
 void Progress::on_step(const train::StepReport& step) {
-  if (style_ == ProgressStyle::kOff) return;
+  if (style_ == config::Progress::kOff) return;
   const train::TraceClock::time_point now = train::TraceClock::now();
   if (step.epoch != epoch_) {
     epoch_ = step.epoch;
@@ -70,7 +68,7 @@ void Progress::on_step(const train::StepReport& step) {
   images_per_sec_ = epoch_images_ / std::max(seconds_between(epoch_start_, now), 1e-9);
   if (step.window) loss_ = step.window->loss;
 
-  if (style_ == ProgressStyle::kLines) {
+  if (style_ == config::Progress::kLines) {
     if (step.window) print_line(step);
   } else if (step.window || epoch_steps_ == 1 ||
              seconds_between(last_draw_, now) >= kRedrawSeconds) {

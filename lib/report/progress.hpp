@@ -9,10 +9,8 @@
 
 namespace mnist_ddp::report {
 
-enum class ProgressStyle { kLive, kLines, kOff };
-
-/// --progress: "auto" is live when the user watches a terminal, else lines.
-ProgressStyle progress_style(config::Progress option);
+/// --progress with "auto" decided: live when the user watches a terminal, else lines.
+config::Progress progress_style(config::Progress option);
 
 /// Whether stdout reaches a terminal; under mpirun, mpirun's stdout (Open MPI gives every rank a
 /// pseudo-terminal even when mpirun writes to a file).
@@ -21,7 +19,7 @@ bool stdout_reaches_terminal();
 class Progress {
  public:
   /// Writes through `log` (rank 0); kOff writes nothing.
-  Progress(const Log& log, ProgressStyle style);
+  Progress(const Log& log, config::Progress style);
 
   /// After every optimizer step; the next log line (the epoch's row) replaces the live line.
   void on_step(const train::StepReport& step);
@@ -33,7 +31,7 @@ class Progress {
   double eta_seconds(const train::StepReport& step) const;
 
   const Log& log_;
-  ProgressStyle style_;
+  config::Progress style_;
   double loss_ = -1;  // of the last log window; < 0 until the first one
   double images_per_sec_ = 0;
   // This epoch in this process: start, steps and images since.

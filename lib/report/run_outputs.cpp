@@ -42,7 +42,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       comm_(comm),
       log_(log),
       layout_(plan.layout),
-      progress_(log, comm.rank() == 0 ? progress_style(config.progress) : ProgressStyle::kOff),
+      progress_(log, comm.rank() == 0 ? progress_style(config.progress) : config::Progress::kOff),
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu",
                         config::to_string(config.mode), config::to_string(config.precision),

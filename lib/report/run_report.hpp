@@ -1,5 +1,4 @@
-// lib/report/run_report.hpp — provides: RunReport (what a training run recorded, as plain data) and
-// write_run_report, one self-contained HTML page with the run's charts and tables.
+// lib/report/run_report.hpp — provides: RunReport, write_run_report: one self-contained HTML page.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,4 @@
-// lib/report/svg_chart.hpp — provides: html_escape, format_number, nice_ticks, and SVG line and
-// stacked bar charts for the HTML run report.
+// lib/report/svg_chart.hpp — provides: html_escape, format_number, nice_ticks, SVG charts.
 #pragma once
 
 #include <optional>

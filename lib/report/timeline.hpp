@@ -1,5 +1,4 @@
-// lib/report/timeline.hpp — provides: Timeline, every rank's phases and collectives as one Chrome
-// trace, as Horovod's: stragglers and communication gaps show at a glance.
+// lib/report/timeline.hpp — provides: Timeline, every rank's spans as one Chrome trace.
 #pragma once
 
 #include <string>

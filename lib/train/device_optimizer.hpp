@@ -1,5 +1,4 @@
-// lib/train/device_optimizer.hpp — provides: DeviceOptimizer, SGD and Adam steps that read their
-// per-step values from device tensors.
+// lib/train/device_optimizer.hpp — provides: DeviceOptimizer, SGD and Adam without host values.
 #pragma once
 
 #include <cstdint>

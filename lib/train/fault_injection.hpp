@@ -1,5 +1,4 @@
-// lib/train/fault_injection.hpp — provides: FaultInjector, a testing aid that fails one rank in a
-// chosen way at a chosen point, from MNIST_DDP_FAULT, so tests prove every failure ends the job.
+// lib/train/fault_injection.hpp — provides: FaultInjector, MNIST_DDP_FAULT's planted failures.
 #pragma once
 
 #include <cstdint>

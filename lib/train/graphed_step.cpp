@@ -1,5 +1,4 @@
-// lib/train/graphed_step.cpp — the side stream of a training whose steps are captured; warm-up,
-// capture and replay of one training step.
+// lib/train/graphed_step.cpp — the captured training's side stream; capture and replay.
 #include "train/graphed_step.hpp"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
-// lib/train/graphed_step.hpp — provides: TrainingStream, the side stream of a captured training,
-// and GraphedStep, a training step warmed up, captured as one CUDA graph and replayed.
+// lib/train/graphed_step.hpp — provides: TrainingStream, GraphedStep (a CUDA-graph step).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,4 @@
-// lib/train/step.hpp — provides: Step (one optimizer step, eager or graphed), StepResult,
-// PhaseClock.
+// lib/train/step.hpp — provides: Step (eager or graphed), StepResult, PhaseClock.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,4 @@
-// lib/train/stop_request.hpp — provides: install_stop_handlers, stop_requested (Slurm's SIGTERM
-// and SIGUSR1 before a time limit or preemption).
+// lib/train/stop_request.hpp — provides: install_stop_handlers, stop_requested (SIGTERM, SIGUSR1).
 #pragma once
 
 namespace mnist_ddp::train {

@@ -1,5 +1,4 @@
-// lib/train/train_reports.hpp — provides: the values a run reports and TrainerHooks, apart from
-// Trainer so that lib/report depends on these alone.
+// lib/train/train_reports.hpp — provides: what a run reports, and TrainerHooks, apart from Trainer.
 #pragma once
 
 #include <algorithm>

@@ -1,5 +1,4 @@
-// lib/train/trainer.hpp — provides: Trainer, the training loop with evaluations, checkpoints,
-// exact resume and an agreed stop.
+// lib/train/trainer.hpp — provides: Trainer: the loop, evaluations, checkpoints, resume.
 #pragma once
 
 #include <chrono>

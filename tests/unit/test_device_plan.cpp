@@ -239,6 +239,20 @@ TEST_CASE("ranks on one GPU: refused as NCCL would, unless each has its own NCCL
   CHECK(plans(options(Device::kAuto, Backend::kNccl), job)[0].backend == Backend::kNccl);
 }
 
+TEST_CASE("ranks of one host share a GPU where NCCL_MULTI_RANK_GPU_ENABLE=1 and NCCL 2.30+ allow") {
+  CHECK(nccl_allows_shared_gpus("1", 23000));
+  CHECK_FALSE(nccl_allows_shared_gpus("1", 22809));  // an NCCL without the option
+  CHECK_FALSE(nccl_allows_shared_gpus("0", 23000));
+  CHECK_FALSE(nccl_allows_shared_gpus(nullptr, 23000));
+  std::vector<RankCapability> job;
+  add_node(job, "gpu01", 4, 1);
+  for (RankCapability& r : job) r.nccl_shares_gpus = true;
+  CHECK(plans(options(Device::kAuto, Backend::kNccl), job)[3].device == c10::Device(c10::kCUDA, 0));
+  job[2].nccl_shares_gpus = false;  // both ranks of a pair must have it
+  CHECK(refusal(options(Device::kAuto, Backend::kNccl), job)
+            .rfind("--backend nccl: ranks 0 and 2 would share", 0) == 0);
+}
+
 TEST_CASE("one NCCL_HOSTID on two nodes: one host to NCCL, whose GPUs are told by bus id") {
   std::vector<RankCapability> job;
   add_node(job, "gpu01", 1, 1);

@@ -45,7 +45,7 @@ train::StepReport step_report(std::int64_t step) {
 
 TEST_CASE("lines: one plain line per log window, without control characters") {
   CapturedLog captured;
-  Progress progress(captured.log(), ProgressStyle::kLines);
+  Progress progress(captured.log(), config::Progress::kLines);
   for (int step = 1; step <= 20; ++step) progress.on_step(step_report(step));
   const std::string text = captured.text();
   CHECK(text.find("# progress: epoch 1 step 10/20 (50%) loss 0.100000 ") == 0);
@@ -56,7 +56,7 @@ TEST_CASE("lines: one plain line per log window, without control characters") {
 
 TEST_CASE("live: the line is redrawn in place and erased before the next log line") {
   CapturedLog captured;
-  Progress progress(captured.log(), ProgressStyle::kLive);
+  Progress progress(captured.log(), config::Progress::kLive);
   for (int step = 1; step <= 10; ++step) progress.on_step(step_report(step));
   captured.log().line("  1  20  0.1");
   const std::string text = captured.text();
@@ -70,15 +70,15 @@ TEST_CASE("live: the line is redrawn in place and erased before the next log lin
 
 TEST_CASE("off writes nothing") {
   CapturedLog captured;
-  Progress progress(captured.log(), ProgressStyle::kOff);
+  Progress progress(captured.log(), config::Progress::kOff);
   for (int step = 1; step <= 20; ++step) progress.on_step(step_report(step));
   CHECK(captured.text().empty());
 }
 
 TEST_CASE("--progress values map to styles") {
-  CHECK(progress_style(config::Progress::kLive) == ProgressStyle::kLive);
-  CHECK(progress_style(config::Progress::kLines) == ProgressStyle::kLines);
-  CHECK(progress_style(config::Progress::kOff) == ProgressStyle::kOff);
+  CHECK(progress_style(config::Progress::kLive) == config::Progress::kLive);
+  CHECK(progress_style(config::Progress::kLines) == config::Progress::kLines);
+  CHECK(progress_style(config::Progress::kOff) == config::Progress::kOff);
 }
 
 TEST_CASE("durations read as m:ss or h:mm:ss") {
