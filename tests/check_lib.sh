@@ -14,6 +14,18 @@ fail() {
 
 pass() { echo "ok: $*"; }
 
+# passes_as_is OK FAILED COMMAND...: COMMAND (a check of the tree as it is) exits 0; else its output.
+passes_as_is() {
+  local ok=$1 failed=$2
+  shift 2
+  if "$@" >"$WORK/out" 2>&1; then
+    pass "$ok"
+  else
+    fail "$failed:"
+    cat "$WORK/out" >&2
+  fi
+}
+
 # finish [NAME]: the verdict, "NAME: ..." when given.
 finish() {
   local prefix=${1:+$1: }

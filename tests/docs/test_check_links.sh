@@ -8,12 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_links.py
 
-if python3 "$CHECK" "$ROOT" >"$WORK/out" 2>&1; then
-  pass "every link and repository path of the documents exists"
-else
-  fail "the documents name links or paths that do not exist:"
-  cat "$WORK/out" >&2
-fi
+passes_as_is "every link and repository path of the documents exists" "the documents name links or paths that do not exist" python3 "$CHECK" "$ROOT"
 
 # fresh_copy: $WORK/repo with README.md and docs/ copied, every other top-level entry linked.
 fresh_copy() {

@@ -11,12 +11,7 @@ CHECK=$ROOT/scripts/check_quoted_figures.py
 DOCS=(README.md bench/README.md bench/results.md bench/time_to_99.md bench/final_accuracy.md
   bench/gpu/h200-graph-bench.md bench/gpu/h200-summary.md)
 
-if python3 "$CHECK" "$ROOT" >"$WORK/out" 2>&1; then
-  pass "the documents quote only their result files' figures"
-else
-  fail "the documents quote figures that their result files do not hold:"
-  cat "$WORK/out" >&2
-fi
+passes_as_is "the documents quote only their result files' figures" "the documents quote figures that their result files do not hold" python3 "$CHECK" "$ROOT"
 
 # fresh_copy: the documents and the tables they quote, unchanged, under $WORK/repo.
 fresh_copy() {

@@ -7,12 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_layers.py
 
-if python3 "$CHECK" "$ROOT/lib" >"$WORK/out" 2>&1; then
-  pass "lib/ keeps its layers"
-else
-  fail "lib/ breaks its layers:"
-  cat "$WORK/out" >&2
-fi
+passes_as_is "lib/ keeps its layers" "lib/ breaks its layers" python3 "$CHECK" "$ROOT/lib"
 
 # expect_violation NAME EXPECTED_TEXT FILE:INCLUDE...: plants each include at the top of FILE in
 # a fresh copy of lib/, then expects exit 1 with EXPECTED_TEXT in the output.
