@@ -5,7 +5,7 @@
 #   P/share/mnist_ddp/mnist_ddp.sbatch   the Slurm batch script: it runs the mnist_ddp on PATH
 #                                        when the submit folder has no build/mnist_ddp
 #   P/share/mnist_ddp/configs/*.conf     the recipes, for --config
-#   P/share/mnist_ddp/README.md, slurm-README.md
+#   P/share/mnist_ddp/README.md, docs/, slurm-README.md
 include(GNUInstallDirs)
 
 # A LibTorch outside the system folders (a downloaded CUDA LibTorch) stays reachable from the
@@ -18,6 +18,7 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/slurm/mnist_ddp.sbatch DESTINATION ${MNIS
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${MNIST_DDP_SHARE_DIR}/configs
         FILES_MATCHING PATTERN "*.conf")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${MNIST_DDP_SHARE_DIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${MNIST_DDP_SHARE_DIR}/docs)
 install(FILES ${PROJECT_SOURCE_DIR}/slurm/README.md DESTINATION ${MNIST_DDP_SHARE_DIR}
         RENAME slurm-README.md)
 

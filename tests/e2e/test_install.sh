@@ -24,7 +24,7 @@ expect_files() {
 }
 expect_files "$PREFIX" executable bin/mnist_ddp bin/allreduce_bench share/mnist_ddp/mnist_ddp.sbatch
 expect_files "$PREFIX" file share/mnist_ddp/configs/mnist99.conf share/mnist_ddp/README.md \
-  share/mnist_ddp/slurm-README.md
+  share/mnist_ddp/docs/options.md share/mnist_ddp/docs/gpu.md share/mnist_ddp/slurm-README.md
 
 if "$PREFIX/bin/mnist_ddp" --version >"$WORK/out" 2>&1 && grep -q "^mnist_ddp " "$WORK/out"; then
   pass "the installed mnist_ddp --version: $(head -1 "$WORK/out")"
