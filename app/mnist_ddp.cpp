@@ -1,7 +1,6 @@
 // app/mnist_ddp.cpp — the program: start the world -> parse options -> load data -> train ->
 // summarise -> exit code. Errors in phases every rank runs are agreed on (same exit code
 // everywhere); any other error aborts the whole job so no rank waits forever.
-#include <chrono>
 #include <cstdio>
 #include <optional>
 
@@ -35,7 +34,6 @@
 namespace {
 
 using namespace mnist_ddp;
-using Clock = std::chrono::steady_clock;
 
 /// --eval-only: the checkpoint's model on the test set.
 int evaluate_checkpoint(const distributed::World& world, const config::TrainConfig& config,
@@ -124,7 +122,7 @@ train::TrainerHooks make_hooks(const config::TrainConfig& config, train::Trainer
 /// After training: the preemption exit, the exported model, the summary and its exit code.
 int finish_run(const distributed::World& world, const config::TrainConfig& config, const Log& log,
                const train::TrainSummary& summary, model::Classifier& model,
-               report::RunOutputs& outputs, Clock::time_point start, double startup_seconds) {
+               report::RunOutputs& outputs, double startup_seconds) {
   if (summary.preempted) {
     log.line("# stopped by a signal after step %lld%s; exit %d: resume with --resume auto",
              static_cast<long long>(summary.steps),
@@ -142,7 +140,7 @@ int finish_run(const distributed::World& world, const config::TrainConfig& confi
     });
     log.line("# model exported to %s", config.export_model.c_str());
   }
-  const double wall = seconds_since(start);
+  const double wall = seconds_since_process_start();  // the origin of startup_seconds too
   // Agreed, so that every rank ends together, only once rank 0 has written the run's outputs: a
   // launcher may end the other ranks soon after the first one exits (slurm/mnist_ddp.sbatch).
   bool accurate_enough = false;
@@ -152,8 +150,7 @@ int finish_run(const distributed::World& world, const config::TrainConfig& confi
   return static_cast<int>(accurate_enough ? ExitCode::kOk : ExitCode::kFailure);
 }
 
-int run_training(const distributed::World& world, const config::TrainConfig& config,
-                 Clock::time_point start) {
+int run_training(const distributed::World& world, const config::TrainConfig& config) {
   const Log log(world.rank(), config.log_all_ranks);
   if (world.rank() == 0) {
     for (const std::string& warning : config::environment_warnings()) {
@@ -212,13 +209,12 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   outputs->start();
   report::print_epoch_header(log);
   const train::TrainSummary summary = trainer.run(hooks);
-  return finish_run(world, config, log, summary, *model, *outputs, start, startup_seconds);
+  return finish_run(world, config, log, summary, *model, *outputs, startup_seconds);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Clock::time_point start = Clock::now();
   keep_freed_memory_for_reuse();  // a refusal only costs speed
   return distributed::run_program(&argc, &argv, [&](distributed::World& world) {
     config::Command command;
@@ -239,7 +235,7 @@ int main(int argc, char** argv) {
         return 0;
       case config::Action::kTrain:
         world.set_comm_timeout(command.config.comm_timeout);
-        return run_training(world, command.config, start);
+        return run_training(world, command.config);
     }
     return static_cast<int>(ExitCode::kFailure);
   });

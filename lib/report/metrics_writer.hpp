@@ -12,7 +12,7 @@
 
 namespace mnist_ddp::report {
 
-constexpr int kMetricsSchema = 2;
+constexpr int kMetricsSchema = 3;
 
 /// Run-wide facts that every record of the file carries or the summary needs.
 struct RunFacts {

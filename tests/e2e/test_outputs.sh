@@ -45,7 +45,7 @@ records = [json.loads(line) for line in open(f"{work}/metrics.jsonl")]
 steps = [r for r in records if r["event"] == "step"]
 assert [r["step"] for r in steps] == [100, 200, 300, 400], steps
 for r in steps:
-    assert r["schema"] == 2 and r["epoch"] == 1 and r["lr"] == 0.01 and r["steps"] == 100, r
+    assert r["schema"] == 3 and r["epoch"] == 1 and r["lr"] == 0.01 and r["steps"] == 100, r
     assert 0 < r["loss"] < 3 and r["images_per_sec"] > 0, r
     assert sorted(r["phases"]) == ["backward_s", "comm_wait_s", "data_s", "forward_s",
                                    "optimizer_s"], r
