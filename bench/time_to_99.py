@@ -1,60 +1,96 @@
 #!/usr/bin/env python3
-"""Time to 99% test accuracy on MNIST: configs/mnist99.conf against the same recipe in Python.
+"""Time to 99% test accuracy on MNIST: a 99% recipe against the same recipe in PyTorch.
 
-For each seed it runs, interleaved (the order of the programs alternating from seed to seed):
-mnist_ddp --config configs/mnist99.conf on 2 ranks x 1 thread and on 1 rank x 2 threads, and
-bench/python/recipe99.py (the recipe in PyTorch: DDP over gloo, data pre-loaded as tensors) on
-2 ranks x 1 thread, all on the real MNIST of data/mnist, all stopping at the first evaluation
-(every 50 steps) at 99%. It writes a Markdown table (per seed: test accuracy where the run
-stopped, training seconds to 99% without the evaluations, training images/s; then the mean,
-the lowest accuracy, ours against Python, and where mnist_ddp's rank 0 spent its training time)
-with the machine, the date and the command.
+For each seed it runs, interleaved (the programs' order reversed from one seed to the next),
+every program on 2 ranks x 1 thread on the real MNIST of data/mnist, each stopping at the first
+evaluation (every 50 steps) at 99%:
 
-With --whole-epoch it measures the recipe's accuracy instead: mnist_ddp and Python on 2 ranks x
-1 thread train the whole epoch without stopping at 99% and evaluate once, at its end; the table
+- mnist_ddp --config RECIPE (default configs/mnist99-sure.conf), built against Debian 12's
+  LibTorch 1.13 (--build);
+- bench/python/recipe99.py, the recipe in PyTorch (DDP over gloo, data pre-loaded as tensors), on
+  Debian 12's torch 1.13, eager;
+- with --root DIR, a Debian 13 root file system prepared by scripts/test_libtorch2.sh (LibTorch
+  2.x, mnist_ddp built against it in DIR/build) with python3-torch and python3-setuptools: there
+  mnist_ddp on LibTorch 2.x and recipe99.py on torch 2.x in each --variant (eager, channels-last
+  with fused Adam, and torch.compile, compile time apart), in place of the torch 1.13 twin;
+- with --bf16, mnist_ddp --precision bf16 on each LibTorch and the channels-last twin under
+  bf16 autocast.
+
+It writes a Markdown table: per program, the seeds that reached 99%, the median and mean training
+seconds to it (evaluations excluded), the lowest accuracy where a run stopped, images/s and the
+GFLOP/s per core with its share of one core's measured float32 GEMM peak; then every seed's
+seconds, each mnist_ddp build against the fastest PyTorch, and where mnist_ddp's rank 0 spent its
+training time. Runs in the root need root (chroot and bind mounts).
+
+With --whole-epoch it measures the recipe's accuracy instead: mnist_ddp and the first Python
+twin train every epoch without stopping at 99% and evaluate once, at the end; the table
 (bench/final_accuracy.md) gives each seed's final test accuracy, their mean, deviation and lowest,
-and the mean of the per-seed differences with its standard error: whether the two trainers reach
-the same accuracy, beyond seed noise.
+and the mean of the per-seed differences with its standard error.
 
-Usage: bench/time_to_99.py [--build build] [--seeds 5] [--whole-epoch] [--out FILE]
+Usage: bench/time_to_99.py [--build build] [--root DIR] [--bf16] [--config FILE] [--seeds 10]
+                           [--whole-epoch] [--out FILE]
 """
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import json
 import os
+import shlex
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 
 # run_bench is found beside this script, the first place Python looks for a script's imports.
-from run_bench import PYTHON, ROOT, free_port, launch, machine, python_torch, write_atomically
+from run_bench import GEMM_PEAK, MPI_ENV, PYTHON, ROOT, free_port, machine, python_torch, \
+    write_atomically
 
-RECIPE = os.path.join(ROOT, "configs/mnist99.conf")
-PY_RECIPE = os.path.join(ROOT, "bench/python/recipe99.py")
 DATA = os.path.join(ROOT, "data/mnist")
 TARGET = 0.99
+PHASES = ("data", "forward", "backward", "comm_wait", "optimizer")
+# Inside the root: the sources, the data and the LibTorch 2.x build where test_libtorch2.sh
+# leaves them.
+ROOT_ENV = ["env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8",
+            "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "USE_LIBUV=0"]
+ROOT_MOUNTS = ("proc", "sys", "dev", "dev/pts", "dev/shm")
+
+
+def fastcnn_macs():
+    """(layer, multiply-adds per image) of the fastcnn's forward pass, from its shapes."""
+    return [("conv1", 24 * 24 * 24 * 5 * 5), ("conv2", 10 * 10 * 32 * 24 * 3 * 3),
+            ("fc1", 800 * 256), ("fc2", 256 * 10)]
+
+
+def train_flops():
+    """FLOP per training image: 2 per multiply-add, forward and weight gradient for every layer,
+    and the input gradient for all but conv1 (the images need none)."""
+    macs = dict(fastcnn_macs())
+    return 2 * (3 * sum(macs.values()) - macs["conv1"])
 
 
 @dataclasses.dataclass(frozen=True)
-class Setting:
-    """One column group of the table: a program on a layout."""
+class Place:
+    """Where programs run: this system, or a root file system entered with chroot."""
+    root: str | None = None
+
+    def path(self, inside):
+        """A path as seen from this system, given as seen by the programs."""
+        return inside if self.root is None else self.root + inside
+
+    def command(self, argv):
+        return argv if self.root is None else ["chroot", self.root, *ROOT_ENV, *argv]
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """One row of the table: mnist_ddp or the Python twin, in a place, with its settings."""
     label: str
-    ranks: int
-    threads: int
+    place: Place
     python: bool = False
-
-    def mpirun_options(self):
-        # mpirun binds each of up to two ranks to one core: a rank's threads need as many.
-        return ("--map-by", f"slot:PE={self.threads}") if self.threads > 1 else ()
-
-
-SETTINGS = (Setting("mnist_ddp, 2 ranks x 1 thread", 2, 1),
-            Setting("PyTorch, 2 ranks x 1 thread", 2, 1, python=True),
-            Setting("mnist_ddp, 1 rank x 2 threads", 1, 2))
-
-
-PHASES = ("data", "forward", "backward", "comm_wait", "optimizer")
+    variant: str = "eager"
+    bf16: bool = False
 
 
 @dataclasses.dataclass
@@ -62,113 +98,230 @@ class Outcome:
     accuracy: float        # test accuracy at the evaluation where the run stopped
     seconds: float | None  # training seconds to the target; None when not reached
     images_per_sec: float
-    phases: dict | None = None  # mnist_ddp: rank 0's seconds per phase, and "train"
+    phases: dict | None = None     # mnist_ddp: rank 0's seconds per phase, and "train"
+    compile_s: float | None = None  # torch.compile's seconds before the clock
 
 
-def run(binary, setting, seed, workdir, whole_epoch):
-    """One run to the target (or, whole_epoch, to the epoch's end, evaluating there only); its
-    outcome from the metrics summary (ours) or the JSON line."""
-    phases = None
-    if setting.python:
-        no_target = ["--target", "0", "--eval-every", "0"] if whole_epoch else []
-        stdout, _, _ = launch(setting.ranks, [PYTHON, PY_RECIPE, "--data-dir", DATA,
-                                              "--seed", str(seed), "--threads",
-                                              str(setting.threads), "--master-port",
-                                              str(free_port()), *no_target], workdir)
-        summary = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
+def recipe_epochs(config):
+    """The recipe's `epochs = N` line (the Python twin takes it as --epochs)."""
+    for line in open(config):
+        name, _, value = line.partition("=")
+        if name.strip() == "epochs":
+            return int(value)
+    return 1
+
+
+class Runner:
+    """Runs programs on 2 ranks x 1 thread with the recipe, here or in the root."""
+
+    def __init__(self, build, root, config):
+        self.binaries = {Place(): os.path.join(build, "mnist_ddp")}
+        self.sources = {Place(): ROOT}
+        self.config = os.path.relpath(config, ROOT)
+        self.epochs = recipe_epochs(config)
+        if root:
+            self.binaries[Place(root)] = "/build/mnist_ddp"
+            self.sources[Place(root)] = "/src"
+
+    def run(self, program, seed, whole_epoch):
+        place, source = program.place, self.sources[program.place]
+        data = os.path.join(source, "data/mnist")
+        workdir = tempfile.mkdtemp(dir=place.path("/tmp"))
+        inside = workdir[len(place.root or ""):]
+        if program.python:
+            no_target = ["--target", "0", "--eval-every", "0"] if whole_epoch else []
+            argv = ["/usr/bin/python3", os.path.join(source, "bench/python/recipe99.py"),
+                    "--data-dir", data, "--seed", str(seed), "--threads", "1",
+                    "--epochs", str(self.epochs), "--variant", program.variant,
+                    "--master-port", str(free_port()), *no_target]
+            if program.bf16:
+                argv += ["--precision", "bf16"]
+        else:
+            no_target = ["--target-accuracy", "0", "--eval-every", "0"] if whole_epoch else []
+            argv = [self.binaries[place], "--config", os.path.join(source, self.config),
+                    "--data-dir", data, "--seed", str(seed), "--threads", "1", "--progress",
+                    "off", "--metrics-file", os.path.join(inside, "metrics.jsonl"), *no_target]
+            if program.bf16:
+                argv += ["--precision", "bf16"]
+        command = place.command(["mpirun", "-np", "2", *argv])
+        done = subprocess.run(command, env=MPI_ENV, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            sys.exit(f"failed ({done.returncode}): {shlex.join(command)}\n"
+                     f"{done.stdout}{done.stderr}")
+        if program.python:
+            summary = json.loads([line for line in done.stdout.splitlines()
+                                  if line.startswith("{")][-1])
+            phases = None
+        else:
+            records = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"))]
+            summary = records[-1]
+            epochs = [r for r in records if r.get("event") == "epoch"]
+            phases = {name: sum(e["phases_rank0"][f"{name}_s"] for e in epochs)
+                      for name in PHASES}
+            phases["train"] = sum(e["train_s"] for e in epochs)
+        shutil.rmtree(workdir)
+        return Outcome(summary["test_accuracy"],
+                       summary["target_train_s"] if summary.get("target_reached") else None,
+                       summary["train_images_per_sec"], phases, summary.get("compile_s"))
+
+    def describe(self, program):
+        """The library a program ran on: 'LibTorch 1.13.1' or 'torch 2.6.0, AVX512'."""
+        place = program.place
+        if program.python:
+            probe = ("import torch, recipe99; print(f'torch {torch.__version__}, "
+                     "{recipe99.cpu_capability()}')")
+            command = ["/usr/bin/python3", "-c", probe]
+            cwd = os.path.join(self.sources[place], "bench/python")
+            command = place.command(["sh", "-c", f"cd {cwd} && exec \"$@\"", "sh", *command])
+        else:
+            command = place.command([self.binaries[place], "--version"])
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        if program.python:
+            return out.strip()
+        return " ".join(next(line for line in out.splitlines()
+                             if line.startswith("LibTorch")).split())
+
+    def gemm_peak(self, place):
+        """One core's float32 GEMM GFLOP/s through the torch of `place`."""
+        script = os.path.join(self.sources[place], os.path.relpath(GEMM_PEAK, ROOT))
+        out = subprocess.run(place.command(["/usr/bin/python3", script]), capture_output=True,
+                             text=True, check=True).stdout
+        return json.loads(out.splitlines()[-1])["best_gflops"]
+
+
+@contextlib.contextmanager
+def prepared_root(root):
+    """The root's /proc, /sys and /dev bound, and this tree's bench/python, configs and data
+    copied in, for as long as the runs last."""
+    if root is None:
+        yield
+        return
+    for folder in ("bench/python", "configs", "data/mnist"):
+        shutil.copytree(os.path.join(ROOT, folder), os.path.join(root, "src", folder),
+                        dirs_exist_ok=True)
+    mounted = []
+    try:
+        for folder in ROOT_MOUNTS:
+            target = os.path.join(root, folder)
+            os.makedirs(target, exist_ok=True)
+            subprocess.run(["mount", "--bind", f"/{folder}", target], check=True)
+            mounted.append(target)
+        yield
+    finally:
+        for target in reversed(mounted):
+            subprocess.run(["umount", target], check=False)
+
+
+def programs_of(root, bf16, whole_epoch):
+    here, there = Place(), Place(root)
+    programs = [Program("mnist_ddp, LibTorch 1.13", here)]
+    if root:
+        programs.append(Program("mnist_ddp, LibTorch 2.x", there))
+        programs += [Program(f"PyTorch 2.x, {variant}", there, True, variant)
+                     for variant in ("eager", "channels-last", "compile")]
     else:
-        metrics = os.path.join(workdir, "metrics.jsonl")
-        no_target = ["--target-accuracy", "0", "--eval-every", "0"] if whole_epoch else []
-        launch(setting.ranks, [binary, "--config", RECIPE, "--data-dir", DATA, "--seed",
-                               str(seed), "--threads", str(setting.threads), "--progress", "off",
-                               "--metrics-file", metrics, *no_target], workdir,
-               setting.mpirun_options())
-        records = [json.loads(line) for line in open(metrics)]
-        summary = records[-1]
-        epoch = [r for r in records if r.get("event") == "epoch"][-1]
-        phases = {name: epoch["phases_rank0"][f"{name}_s"] for name in PHASES}
-        phases["train"] = epoch["train_s"]
-    return Outcome(summary["test_accuracy"],
-                   summary["target_train_s"] if summary.get("target_reached") else None,
-                   summary["train_images_per_sec"], phases)
+        programs.append(Program("PyTorch 1.13, eager", here, True))
+    if whole_epoch:
+        return [programs[0], next(p for p in programs if p.python)]
+    if bf16:
+        programs.append(Program("mnist_ddp, LibTorch 1.13, bf16", here, bf16=True))
+        if root:
+            programs += [Program("mnist_ddp, LibTorch 2.x, bf16", there, bf16=True),
+                         Program("PyTorch 2.x, channels-last, bf16", there, True,
+                                 "channels-last", bf16=True)]
+    return programs
 
 
-def cell(outcome):
-    seconds = f"{outcome.seconds:.2f}" if outcome.seconds is not None else "not reached"
-    return f"{100 * outcome.accuracy:.2f}% | {seconds} | {outcome.images_per_sec:,.0f}"
-
-
-def summary_cells(outcomes):
-    """Mean accuracy (lowest), mean seconds over the seeds that reached it (how many), img/s."""
-    accuracies = [o.accuracy for o in outcomes]
+def median_seconds(outcomes):
     seconds = [o.seconds for o in outcomes if o.seconds is not None]
-    mean_seconds = f"{statistics.mean(seconds):.2f} ({len(seconds)}/{len(outcomes)})" \
-        if seconds else f"not reached (0/{len(outcomes)})"
-    return (f"{100 * statistics.mean(accuracies):.2f}% (lowest {100 * min(accuracies):.2f}%) | "
-            f"{mean_seconds} | {statistics.mean(o.images_per_sec for o in outcomes):,.0f}")
+    return statistics.median(seconds) if seconds else None
 
 
-def table(results, seeds):
-    header = "| seed | " + " | ".join(f"{s.label}: accuracy | s to 99% | img/s"
-                                      for s in SETTINGS) + " |"
-    lines = [header, "|" + "---|" * (1 + 3 * len(SETTINGS))]
-    for seed in seeds:
-        lines.append(f"| {seed} | " + " | ".join(cell(results[(s, seed)]) for s in SETTINGS) + " |")
-    means = [summary_cells([results[(s, seed)] for seed in seeds]) for s in SETTINGS]
-    lines.append("| mean | " + " | ".join(means) + " |")
+def seconds_cell(outcome):
+    seconds = f"{outcome.seconds:.2f}" if outcome.seconds is not None else "not reached"
+    return f"{seconds} ({100 * outcome.accuracy:.2f}%)"
+
+
+def summary_table(results, programs, seeds, peak):
+    lines = ["| program | on | seeds at 99% | median s to 99% | mean s | lowest accuracy | img/s | "
+             "GFLOP/s per core (of peak) | compile s |", "|---|---|---|---|---|---|---|---|---|"]
+    for program, library in programs.items():
+        runs = [results[(program, seed)] for seed in seeds]
+        reached = [o.seconds for o in runs if o.seconds is not None]
+        speed = statistics.mean(o.images_per_sec for o in runs)
+        per_core = speed * train_flops() / 1e9 / 2
+        compile_s = [o.compile_s for o in runs if o.compile_s is not None]
+        lines.append(
+            f"| {program.label} | {library} | {len(reached)}/{len(runs)} | "
+            + (f"{statistics.median(reached):.2f} | {statistics.mean(reached):.2f}" if reached
+               else "- | -")
+            + f" | {100 * min(o.accuracy for o in runs):.2f}% | {speed:,.0f} | "
+            f"{per_core:.1f} ({100 * per_core / peak:.0f}%) | "
+            + (f"{statistics.median(compile_s):.0f}" if compile_s else "-") + " |")
     return lines
 
 
-def comparison(results, seeds):
-    """Ours (2 ranks x 1 thread) against Python: time to 99% and images/s, as ratios."""
-    ours, python = SETTINGS[0], SETTINGS[1]
-    both = [seed for seed in seeds
-            if results[(ours, seed)].seconds is not None
-            and results[(python, seed)].seconds is not None]
-    speed = statistics.mean(results[(ours, s)].images_per_sec for s in seeds) / \
-        statistics.mean(results[(python, s)].images_per_sec for s in seeds)
-    line = f"{ours.label} against {python.label}: {speed:.2f}x the images/s"
-    if both:
-        time_ratio = statistics.mean(results[(python, s)].seconds for s in both) / \
-            statistics.mean(results[(ours, s)].seconds for s in both)
-        line += f"; {time_ratio:.2f}x faster to 99% over the {len(both)} seeds both reached it"
-    return line + "."
+def seeds_table(results, programs, seeds):
+    lines = ["| seed | " + " | ".join(p.label for p in programs) + " |",
+             "|---|" + "---|" * len(programs)]
+    for seed in seeds:
+        cells = [seconds_cell(results[(p, seed)]) for p in programs]
+        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+    return lines
 
 
-def phase_shares(results, seeds):
-    """Where mnist_ddp's rank 0 spent its training time, per layout, mean shares over seeds."""
+def comparisons(results, programs, seeds):
+    """Each mnist_ddp against the fastest Python twin of the same precision (median seconds)."""
     lines = []
-    for setting in (s for s in SETTINGS if not s.python):
-        runs = [results[(setting, seed)].phases for seed in seeds]
+    for bf16 in (False, True):
+        twins = [p for p in programs if p.python and p.bf16 == bf16]
+        medians = {p: median_seconds([results[(p, s)] for s in seeds]) for p in twins}
+        medians = {p: m for p, m in medians.items() if m is not None}
+        if not medians:
+            continue
+        fastest = min(medians, key=medians.get)
+        for ours in (p for p in programs if not p.python and p.bf16 == bf16):
+            mine = median_seconds([results[(ours, s)] for s in seeds])
+            if mine is not None:
+                lines.append(f"{ours.label} against the fastest twin, {fastest.label}: "
+                             f"{medians[fastest] / mine:.2f}x faster to 99% (medians).")
+    return lines
+
+
+def phase_shares(results, programs, seeds):
+    """Where each mnist_ddp's rank 0 spent its training time, mean shares over seeds."""
+    lines = []
+    for program in (p for p in programs if not p.python):
+        runs = [results[(program, seed)].phases for seed in seeds]
         shares = {name: statistics.mean(run[name] / run["train"] for run in runs)
                   for name in PHASES}
         shares["other"] = 1 - sum(shares.values())
-        lines.append(f"{setting.label}, rank 0's training time: " + ", ".join(
+        lines.append(f"{program.label}, rank 0's training time: " + ", ".join(
             f"{name.replace('_', ' ')} {100 * share:.0f}%" for name, share in shares.items())
             + ".")
     return lines
 
 
-def final_accuracy_table(results, seeds, settings):
+def final_accuracy_table(results, seeds, programs):
     """Per seed, each trainer's final accuracy and images/s; then mean +- deviation (lowest, how
     many reached 99%), and the per-seed differences, ours minus Python, with their standard
     error."""
-    header = "| seed | " + " | ".join(f"{s.label}: final accuracy | img/s" for s in settings) + " |"
-    lines = [header, "|" + "---|" * (1 + 2 * len(settings))]
+    header = "| seed | " + " | ".join(f"{p.label}: final accuracy | img/s" for p in programs) + " |"
+    lines = [header, "|" + "---|" * (1 + 2 * len(programs))]
     for seed in seeds:
         lines.append(f"| {seed} | " + " | ".join(
-            f"{100 * results[(s, seed)].accuracy:.2f}% | {results[(s, seed)].images_per_sec:,.0f}"
-            for s in settings) + " |")
+            f"{100 * results[(p, seed)].accuracy:.2f}% | {results[(p, seed)].images_per_sec:,.0f}"
+            for p in programs) + " |")
     cells = []
-    for setting in settings:
-        accuracies = [100 * results[(setting, seed)].accuracy for seed in seeds]
+    for program in programs:
+        accuracies = [100 * results[(program, seed)].accuracy for seed in seeds]
         at_target = sum(a >= 100 * TARGET for a in accuracies)
-        speed = statistics.mean(results[(setting, seed)].images_per_sec for seed in seeds)
+        speed = statistics.mean(results[(program, seed)].images_per_sec for seed in seeds)
         cells.append(f"{statistics.mean(accuracies):.3f}% +- {statistics.stdev(accuracies):.3f} "
                      f"(lowest {min(accuracies):.2f}%, {at_target}/{len(seeds)} at "
                      f"{100 * TARGET:.0f}%) | {speed:,.0f}")
     lines.append("| mean | " + " | ".join(cells) + " |")
-    ours, python = settings
+    ours, python = programs
     differences = [100 * (results[(ours, s)].accuracy - results[(python, s)].accuracy)
                    for s in seeds]
     error = statistics.stdev(differences) / len(differences) ** 0.5
@@ -180,49 +333,64 @@ def final_accuracy_table(results, seeds, settings):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--root", help="a Debian 13 root made by scripts/test_libtorch2.sh, "
+                        "with python3-torch and python3-setuptools installed")
+    parser.add_argument("--bf16", action="store_true", help="also --precision bf16")
+    parser.add_argument("--config", default=os.path.join(ROOT, "configs/mnist99-sure.conf"))
+    parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--whole-epoch", action="store_true",
-                        help="final accuracy of the whole epoch, ours against Python")
+                        help="final accuracy of the whole recipe, ours against Python")
     parser.add_argument("--out")
     args = parser.parse_args()
     out = args.out or os.path.join(
         ROOT, "bench/final_accuracy.md" if args.whole_epoch else "bench/time_to_99.md")
-    settings = SETTINGS[:2] if args.whole_epoch else SETTINGS
     binary = os.path.join(args.build, "mnist_ddp")
     if not os.access(binary, os.X_OK):
         sys.exit(f"{binary} not found: build the program first (scripts/setup.sh)")
-    torch_line = python_torch()  # "torch 1.13.0a0, ..." (the rest is about torchvision)
-    if torch_line is None:
-        sys.exit("python3-torch is not installed for /usr/bin/python3: apt-get install "
-                 "python3-torch (the Python side is the point of this benchmark)")
+    if python_torch() is None:
+        sys.exit(f"python3-torch is not installed for {PYTHON}: apt-get install python3-torch "
+                 "(the Python side is the point of this benchmark)")
+    root = os.path.abspath(args.root) if args.root else None
+    if root and not os.access(os.path.join(root, "build/mnist_ddp"), os.X_OK):
+        sys.exit(f"{root}/build/mnist_ddp not found: make the root and its build with "
+                 "scripts/test_libtorch2.sh, then chroot ROOT apt-get install python3-torch "
+                 "python3-setuptools")
     seeds = list(range(1, args.seeds + 1))
     results = {}
-    with tempfile.TemporaryDirectory() as workdir:
+    with prepared_root(root):
+        runner = Runner(args.build, root, args.config)
+        programs = programs_of(root, args.bf16, args.whole_epoch)
+        libraries = {p: runner.describe(p) for p in programs}
+        peak = max(runner.gemm_peak(place) for place in {p.place for p in programs})
         for seed in seeds:
-            for setting in settings if seed % 2 else settings[::-1]:
-                outcome = run(binary, setting, seed, workdir, args.whole_epoch)
-                results[(setting, seed)] = outcome
-                print(f"seed {seed}: {setting.label:32} {cell(outcome)}", flush=True)
-    command = "bench/time_to_99.py" + (f" --seeds {args.seeds}" if args.seeds != 5 else "") + \
-        (" --whole-epoch" if args.whole_epoch else "")
+            for program in programs if seed % 2 else programs[::-1]:
+                outcome = runner.run(program, seed, args.whole_epoch)
+                results[(program, seed)] = outcome
+                print(f"seed {seed}: {program.label:36} {seconds_cell(outcome)} "
+                      f"{outcome.images_per_sec:,.0f} img/s", flush=True)
+    command = shlex.join(["bench/time_to_99.py", *sys.argv[1:]])
+    recipe = runner.config
     header = [f"Machine: {machine()}.",
-              f"Python: bench/python/recipe99.py on Debian's {torch_line.split(',')[0]}."]
-    run_line = f"Run: {datetime.date.today().isoformat()}, `{command}`; "
+              f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST (60,000 "
+              f"training, 10,000 test images), {recipe} and its Python twin "
+              "(bench/python/recipe99.py), 2 ranks x 1 thread each, interleaved per seed."]
     if args.whole_epoch:
-        text = "\n".join([
-            *header,
-            run_line + "real MNIST, configs/mnist99.conf and its Python twin on 2 ranks x 1 "
-            "thread, each training the whole epoch (no stop at the target) and evaluating once, "
-            "at its end.", "",
-            *final_accuracy_table(results, seeds, settings), ""])
+        text = "\n".join([*header, "Each trains every epoch (no stop at the target) and "
+                          "evaluates once, at the end.", "",
+                          *final_accuracy_table(results, seeds, programs), ""])
     else:
+        parts = " + ".join(f"{name} {macs:,}" for name, macs in fastcnn_macs())
         text = "\n".join([
             *header,
-            run_line + "real MNIST (60,000 training, "
-            f"10,000 test images), configs/mnist99.conf and its Python twin, stopping at the first "
-            f"evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds are training time to it, "
-            "evaluations excluded.", "", *table(results, seeds), "",
-            comparison(results, seeds), *phase_shares(results, seeds), ""])
+            f"Each stops at the first evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds "
+            "are training time to it, evaluations excluded; img/s over the images trained to it.",
+            f"GFLOP/s: {train_flops() / 1e6:.2f} MFLOP per training image (forward MACs {parts};"
+            " x 2 FLOP, x 3 for forward, input and weight gradients, conv1 without an input "
+            f"gradient) over 2 cores, against one core's float32 GEMM peak of {peak:.0f} GFLOP/s "
+            "(bench/python/gemm_peak.py, the best of each torch's BLAS).", "",
+            *summary_table(results, libraries, seeds, peak), "",
+            *seeds_table(results, programs, seeds), "",
+            *comparisons(results, programs, seeds), *phase_shares(results, programs, seeds), ""])
     write_atomically(out, text)
     print(text)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The 99% recipe of configs/mnist99.conf in Python PyTorch, as fast as Python does it.
+"""The 99% recipes of configs/mnist99*.conf in Python PyTorch, as fast as Python does it.
 
 The network of tuomaso/train_mnist_fast (conv 1->24 5x5, max-pool 2, ReLU, conv 24->32 3x3, max-pool
 2, ReLU, fc 800->256, ReLU, fc 10), Adam lr 0.01 with betas (0.7, 0.9), OneCycleLR over one epoch
@@ -9,13 +9,20 @@ pre-loaded and normalised as one tensor (no DataLoader: the batches are index_se
 mnist_ddp makes them), and the libraries' first-use costs paid before the clock starts, as mnist_ddp
 pays them (pay_one_time_costs). Every --eval-every steps the ranks evaluate the test set (each its
 share, r, r+W, ...) and stop at the first evaluation at --target; training time excludes the
-evaluations, as mnist_ddp's target_train_s does. With --target 0 it trains the whole epoch, and with
---eval-every 0 it evaluates at the epoch's end only.
+evaluations, as mnist_ddp's target_train_s does. With --target 0 it trains every epoch, and with
+--eval-every 0 it evaluates at the end only. --epochs 2 is configs/mnist99-sure.conf.
+
+--variant picks how PyTorch runs it: eager (NCHW, Adam's for-loop: what the recipe's code does as
+written), channels-last (channels_last model and batches, fused Adam: PyTorch 2.x's fastest eager
+setting on a CPU) or compile (channels-last under torch.compile, mode --compile-mode; compiled on
+a zero batch of each batch size before the clock starts, compile_s in the summary).
+--precision bf16 runs the forward pass and loss under torch.autocast in bfloat16, as mnist_ddp's
+--precision bf16 does.
 
     mpirun -np 2 /usr/bin/python3 bench/python/recipe99.py --seed 1 --master-port 29511
 
 Rank 0 prints one JSON line: {"event": "summary", "seed", "target_reached", "target_step",
-"target_train_s", "test_accuracy", "train_images_per_sec", ...}.
+"target_train_s", "test_accuracy", "train_images_per_sec", "torch", "cpu_capability", ...}.
 """
 import argparse
 import json
@@ -83,17 +90,61 @@ def evaluate(model, images, labels, rank, world):
     return (totals[0] / totals[1]).item()
 
 
+VARIANTS = ("eager", "channels-last", "compile")
+
+
+def cpu_capability():
+    """The vector instructions ATen's CPU kernels use ("AVX512", "AVX2", ...)."""
+    if hasattr(torch.backends, "cpu"):
+        return torch.backends.cpu.get_cpu_capability()
+    lines = [line for line in torch.__config__.show().splitlines() if "CPU capability" in line]
+    return lines[0].split(":")[-1].strip() if lines else "unknown"
+
+
+def make_network(variant):
+    network = FastCnn()
+    return network if variant == "eager" else network.to(memory_format=torch.channels_last)
+
+
+def make_optimizer(parameters, variant):
+    """Adam as the recipe has it; fused (one kernel over every parameter) but for eager."""
+    fused = {} if variant == "eager" else {"fused": True}
+    return torch.optim.Adam(parameters, lr=0.01, betas=(0.7, 0.9), **fused)
+
+
+def compile_before_the_clock(model, batch_sizes, autocast):
+    """torch.compile's seconds: the compiled model run forward and backward on a zero batch of
+    each size the epochs use, so no compilation happens on the clock; gradients are cleared."""
+    start = time.perf_counter()
+    for size in batch_sizes:
+        with autocast:
+            loss = F.cross_entropy(model(torch.zeros(size, 1, 28, 28)),
+                                   torch.zeros(size, dtype=torch.long))
+        loss.backward()
+    model.zero_grad(set_to_none=True)
+    return time.perf_counter() - start
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default="data/mnist")
     parser.add_argument("--global-batch-size", type=int, default=256)
-    # As mnist_ddp's --eval-every and --target-accuracy: 0 is the epoch's end only, and no target.
+    parser.add_argument("--epochs", type=int, default=1)
+    # As mnist_ddp's --eval-every and --target-accuracy: 0 is the end only, and no target.
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--target", type=float, default=0.99)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--variant", choices=VARIANTS, default="eager")
+    parser.add_argument("--compile-mode", default="default",
+                        help="torch.compile's mode for --variant compile")
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     parser.add_argument("--master-port", default=os.environ.get("MASTER_PORT", "29500"))
     args = parser.parse_args()
+    torch_version = tuple(int(part) for part in torch.__version__.split(".")[:2])
+    if args.variant != "eager" and torch_version < (2, 4):
+        parser.error(f"--variant {args.variant} needs PyTorch 2.4 or newer (fused Adam on the "
+                     f"CPU); this is torch {torch.__version__}")
 
     rank, world = world_from_environment()
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -108,40 +159,61 @@ def main():
     train_x, train_y = normalised(train_images), torch.from_numpy(train_labels)
     test_x, test_y = normalised(test_images), torch.from_numpy(test_labels)
     batch = args.global_batch_size // world
-    # DistributedSampler's order: one permutation of the epoch, rank r takes r, r+W, ...
-    generator = torch.Generator().manual_seed(args.seed)
-    shard = torch.randperm(len(train_y), generator=generator)[rank::world]
-    steps = (len(shard) + batch - 1) // batch
+    shard_size = len(range(rank, len(train_y), world))
+    steps_per_epoch = (shard_size + batch - 1) // batch
+    steps = steps_per_epoch * args.epochs
 
-    model = DistributedDataParallel(FastCnn())
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, betas=(0.7, 0.9))
+    network = make_network(args.variant)
+    model = DistributedDataParallel(network)
+    optimizer = make_optimizer(model.parameters(), args.variant)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.01, total_steps=steps,
                                                    cycle_momentum=False)
-    pay_one_time_costs(FastCnn, batch)
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "bf16")
+    compile_s = None
+    if args.variant == "compile":
+        model = torch.compile(model, mode=args.compile_mode)
+        compile_s = compile_before_the_clock(model, sorted({batch, shard_size % batch} - {0}),
+                                             autocast)
+    else:
+        pay_one_time_costs(lambda: make_network(args.variant), batch)
     train_s = 0.0
-    reached_step, accuracy = None, 0.0
-    for step in range(1, steps + 1):
-        start = time.perf_counter()
-        index = shard[(step - 1) * batch:step * batch]
-        optimizer.zero_grad()
-        F.cross_entropy(model(train_x.index_select(0, index)), train_y.index_select(0, index)) \
-            .backward()
-        optimizer.step()
-        schedule.step()
-        train_s += time.perf_counter() - start
-        if (args.eval_every and step % args.eval_every == 0) or step == steps:
-            accuracy = evaluate(model.module, test_x, test_y, rank, world)
-            if args.target and accuracy >= args.target:
-                reached_step = step
-                break
+    reached_step, accuracy, step = None, 0.0, 0
+    for epoch in range(args.epochs):
+        # DistributedSampler's order: a permutation seeded by (seed, epoch); rank r takes r, r+W..
+        generator = torch.Generator().manual_seed(args.seed + epoch)
+        shard = torch.randperm(len(train_y), generator=generator)[rank::world]
+        for first in range(0, shard_size, batch):
+            step += 1
+            start = time.perf_counter()
+            index = shard[first:first + batch]
+            optimizer.zero_grad()
+            with autocast:
+                loss = F.cross_entropy(model(train_x.index_select(0, index)),
+                                       train_y.index_select(0, index))
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            train_s += time.perf_counter() - start
+            if (args.eval_every and step % args.eval_every == 0) or step == steps:
+                accuracy = evaluate(network, test_x, test_y, rank, world)
+                if args.target and accuracy >= args.target:
+                    reached_step = step
+                    break
+        if reached_step:
+            break
     if rank == 0:
         done = reached_step or steps
+        images = sum(min(batch, shard_size - (s % steps_per_epoch) * batch)
+                     for s in range(done)) * world
         print(json.dumps({"event": "summary", "seed": args.seed, "world_size": world,
-                          "threads": args.threads, "target_accuracy": args.target,
+                          "threads": args.threads, "variant": args.variant,
+                          "precision": args.precision, "torch": torch.__version__,
+                          "cpu_capability": cpu_capability(), "compile_s": compile_s,
+                          "target_accuracy": args.target,
                           "target_reached": reached_step is not None,
                           "target_step": reached_step, "target_train_s": train_s,
                           "test_accuracy": accuracy,
-                          "train_images_per_sec": done * batch * world / train_s}), flush=True)
+                          "train_images_per_sec": images / train_s}), flush=True)
     dist.destroy_process_group()
 
 

@@ -121,6 +121,10 @@ for line in "model              fastcnn" "optimizer          adam" "adam-beta1  
   "global-batch-size  256"; do
   expect_once out "#   $line" "the recipe's $line"
 done
+run_mpi 2 --config "$MNIST_DDP_SOURCE_DIR/configs/mnist99-sure.conf" --data-dir "$FASHION_DIR" \
+  --max-steps 10 --target-accuracy 0 --threads 1
+expect_exit 0 "configs/mnist99-sure.conf, 10 steps"
+expect_once out "#   epochs             2" "the sure recipe's two epochs"
 
 # --precision bf16 (CPU autocast): the same epoch, still learning, and the banner says so.
 run_mpi 2 --data-dir "$FASHION_DIR" --epochs 1 --threads 1 --precision bf16 --min-accuracy 0.78
