@@ -9,29 +9,37 @@ optimizer's first step; cuDNN's and cuBLAS's set-up are paid before the clock by
 and the PyTorch loop, with one scratch forward and backward pass):
 - the classic Python DDP tutorial (bench/python/ddp_tutorial.py --device cuda: DataLoader with
   per-image transforms, DistributedSampler, DDP over NCCL), linear and cnn, one epoch as written;
-- a best-effort PyTorch eager loop with the data already on the GPU (bench/python/gpu_loop.py),
-  two epochs;
+- a best-effort PyTorch loop with the data already on the GPU (bench/python/gpu_loop.py), two
+  epochs, eager and at PyTorch's fastest GPU settings (--variant): the whole step captured as one
+  CUDA graph, torch.compile mode reduce-overhead, and mode max-autotune (cnn only, one run, after
+  time to 99%: its autotuning takes minutes), torch.compile's seconds paid before the clock and
+  reported apart, each run's CUDA kernels and host time per cnn step under torch.profiler;
 - mnist_ddp --cuda-graph off and --cuda-graph on, linear and cnn, two epochs;
 - mnist_ddp --cuda-graph on --communicate-alone, two epochs: one rank that allreduces every
   bucket over NCCL inside its captured step, as each of N ranks does, whose second epoch's step
   time, with the bytes it allreduces, gives the projection of 8 GPUs below.
-Then time to 99% test accuracy with configs/mnist99.conf on one rank, graphed and eager, for
---seeds seeds (training seconds to the first evaluation at 99%, evaluations excluded), and graphed
-with the same recipe over two epochs (its one-cycle schedule spanning both: on the CPU it reached
-99% with every seed tried, where the one-epoch recipe ends near 99.0% and misses some), and the
-PyTorch loop's CUDA kernels and host time per cnn step (torch.profiler), what mnist_ddp paid
-before its clock (its metrics' one_time_costs_s), and the nodes of mnist_ddp's captured steps
+Then time to 99% test accuracy on one rank for --seeds seeds (training seconds to the first
+evaluation at 99%, evaluations excluded): configs/mnist99.conf graphed and eager, and
+configs/mnist99-sure.conf (the recipe over two epochs, its one-cycle schedule spanning both: on the
+CPU it reached 99% with every seed tried, where the one-epoch recipe ends near 99.0% and misses
+some) graphed and in its Python twin on the GPU (bench/python/recipe99.py --device cuda, its
+fastest variant there: torch.compile mode reduce-overhead, compile seconds apart); what mnist_ddp
+paid before its clock (its metrics' one_time_costs_s), and the nodes of mnist_ddp's captured steps
 (its metrics' cuda_graph_nodes). Then a projection for 8 GPUs
 (not a measurement: one GPU holds one NCCL rank): images/s if each of 8 ranks took the measured
 step of the communicating rank plus an allreduce of its gradients that overlaps nothing, for
 allreduce times that bracket NCCL's published ones on 8 NVLink GPUs. It writes a Markdown
 report (--out) with the machine, the commands' settings and every figure, and exits 1 if a run
-failed or a graphed run's banner does not say "cuda graph: on".
+failed or a graphed run's banner does not say "cuda graph: on". Every torch.compile of one bench
+run shares one Inductor cache, empty at the start: the first compile of each program is cold, the
+later ones find its kernels. The defaults (2 rounds, 3 seeds) are estimated at 8 minutes on an
+H100, max-autotune's compile being the least certain part.
 
     bench/gpu/graph_bench.py --bin build-gpu/mnist_ddp --data data/mnist --out DIR/graph_bench.md
     bench/gpu/graph_bench.py --data data/mnist --only tutorial --seeds 0   (the tutorial alone)
 """
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -57,15 +65,27 @@ SETTINGS = ["--batch-size", "64", "--lr", "0.01"]
 # second is the steady step rate.
 ONE_EPOCH = ["--epochs", "1"] + SETTINGS
 TWO_EPOCHS = ["--epochs", "2"] + SETTINGS
-# The time-to-99% runs of configs/mnist99.conf: (label, graphed, options beside the recipe).
-TO_99 = (("graphed", True, []), ("eager", False, []),
-         ("graphed, 2 epochs", True, ["--epochs", "2"]))
+# The time-to-99% runs: mnist_ddp's (label, config, graphed), then the Python twin of the sure
+# recipe on the GPU in its fastest variant there.
+MNIST_DDP_TO_99 = (("graphed", "mnist99.conf", True), ("eager", "mnist99.conf", False),
+                   ("sure, graphed", "mnist99-sure.conf", True))
+TWIN = "sure, PyTorch twin"
+TWIN_OPTIONS = ["--device", "cuda", "--epochs", "2", "--variant", "compile", "--compile-mode",
+                "reduce-overhead"]
+TO_99 = [label for label, _, _ in MNIST_DDP_TO_99] + [TWIN]
 # The program whose second-epoch step the 8-GPU projection scales: one rank that allreduces every
 # bucket over NCCL inside its captured step, as each of N ranks does; and the allreduce times the
 # projection assumes (us).
 COMMUNICATING = "mnist_ddp --cuda-graph on --communicate-alone"
-# The best-effort PyTorch loop, whose cnn step is also profiled.
+# The best-effort PyTorch loop's programs and their --variant; each cnn run is also profiled.
 PYTORCH_LOOP = "PyTorch loop, data on the GPU"
+LOOP_VARIANTS = {PYTORCH_LOOP: "eager", "PyTorch loop, CUDA graph": "cuda-graph",
+                 "PyTorch loop, torch.compile reduce-overhead": "reduce-overhead",
+                 "PyTorch loop, torch.compile max-autotune": "max-autotune"}
+PROFILE_STEPS = 20
+# Programs run for one model only, once, after time to 99%: max-autotune's autotuning takes
+# minutes.
+ONCE = {"PyTorch loop, torch.compile max-autotune": "cnn"}
 PROJECTED_RANKS = 8
 ALLREDUCE_US = (25, 50, 100)
 MACHINE_FACTS = ("import json, torch; print(json.dumps({'torch': torch.__version__, 'gpu': "
@@ -89,8 +109,9 @@ def run(command, env=None, timeout=300):
 
 
 def reason(stderr):
-    """A failed run's message: a traceback's last line, else the first lines of its error output.
-    mpirun's notice of the failed process, a box of dashed lines after a traceback, left out."""
+    """A failed run's message: a traceback's last line, else argparse's error line (after its
+    usage), else the first lines of its error output. mpirun's notice of the failed process, a
+    box of dashed lines after a traceback, left out."""
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     start = next((i for i, line in enumerate(lines) if line.startswith("Traceback")), None)
     if start is not None:
@@ -98,7 +119,8 @@ def reason(stderr):
         box = next((i for i, line in enumerate(traceback) if line.startswith("-" * 20)),
                    len(traceback))
         return traceback[box - 1]
-    return " / ".join(lines[:3])
+    usage_error = [line for line in lines if re.match(r"\S+\.py: error: ", line)]
+    return usage_error[0] if usage_error else " / ".join(lines[:3])
 
 
 def last_json(text):
@@ -112,10 +134,13 @@ class Bench:
     def __init__(self, args):
         self.args = args
         self.failures = []
+        # One Inductor cache for the bench run, empty at its start.
+        self.inductor_cache = tempfile.TemporaryDirectory(prefix="graph_bench-inductor-")
 
     def python(self, script, options):
         command = [PYTHON, os.path.join(ROOT, "bench/python", script)] + options
-        env = dict(os.environ, LD_LIBRARY_PATH=PYTHON_LIBRARY_PATH)
+        env = dict(os.environ, LD_LIBRARY_PATH=PYTHON_LIBRARY_PATH,
+                   TORCHINDUCTOR_CACHE_DIR=self.inductor_cache.name)
         if script == "ddp_tutorial.py":  # mpirun with this process's paths, Python with its own
             env = None
             # By its full path: mpirun's own search for it can find another interpreter (the
@@ -186,13 +211,17 @@ class Results:
         self.speed = {(p, m): [] for p in programs for m in models}  # first epochs' images/s
         self.warm = {(p, m): [] for p in programs for m in models}  # second epochs' images/s
         self.accuracy = {(p, m): [] for p in programs for m in models}
-        self.host_ms = {p: [] for p in programs}  # host time per cnn step (mnist_ddp's phases)
+        # Host time per cnn step (mnist_ddp's phases, the PyTorch loop's profile) and the loop's
+        # CUDA kernels per cnn step.
+        self.host_ms = {p: [] for p in programs}
+        self.kernels = {p: [] for p in programs}
+        # torch.compile's seconds before the clock, in run order, by (program or TWIN, model).
+        self.compile_s = collections.defaultdict(list)
         self.nodes = {m: None for m in models}  # of mnist_ddp's captured step
         self.allreduce_bytes = {m: None for m in models}  # per rank and step
-        self.to_99 = {label: [] for label, _, _ in TO_99}
+        self.to_99 = {label: [] for label in TO_99}
         # mnist_ddp's one_time_costs_s (fastcnn: the time-to-99 runs), paid before the clock
         self.one_time = {m: [] for m in list(models) + ["fastcnn"]}
-        self.profile = None
         self.machine = {}
 
     def add_run(self, name, model, summary):
@@ -208,18 +237,31 @@ class Results:
                 host_s = sum(seconds for phase, seconds in summary["phases_rank0"].items()
                              if phase not in ("comm_wait_s", "device_s"))
                 self.host_ms[name].append(1000 * host_s / summary["steps"])
+            if "kernels_per_step" in summary:
+                self.kernels[name].append(summary["kernels_per_step"])
+                self.host_ms[name].append(summary["host_ms_per_step"])
+            self.add_compile_s(name, model, summary)
             self.nodes[model] = summary.get("cuda_graph_nodes", self.nodes[model])
             if name == COMMUNICATING:
                 self.allreduce_bytes[model] = summary["allreduce_bytes_per_step"]
             self.add_one_time_costs(model, summary)
+
+    def add_compile_s(self, name, model, summary):
+        if summary and summary.get("compile_s") is not None:
+            self.compile_s[name, model].append(summary["compile_s"])
+
+    def compile_figure(self, name, model):
+        """The first run's compile seconds (Inductor's cache empty), then the later runs' median."""
+        seconds = self.compile_s[name, model]
+        later = " / %s" % figure(median(seconds[1:]), 1) if len(seconds) > 1 else ""
+        return figure(seconds[0], 1) + later if seconds else "-"
 
     def add_one_time_costs(self, model, summary):
         if summary and "one_time_costs_s" in summary:
             self.one_time[model].append(summary["one_time_costs_s"])
 
     def report(self, failures, finished):
-        profile = self.profile or {}
-        rounds = max(len(v) for v in self.speed.values())
+        rounds = max((len(v) for v in self.speed.values()), default=0)
         lines = ["# mnist_ddp with CUDA graphs beside PyTorch, one GPU", "",
                  "Machine: %s, PyTorch %s; %s UTC. `bench/gpu/graph_bench.py --rounds %d "
                  "--seeds %d%s`%s." % (
@@ -243,27 +285,28 @@ class Results:
                 figure(median(self.host_ms[name]), 3),
                 figure(median(self.accuracy[name, "linear"]), 4),
                 figure(median(self.accuracy[name, "cnn"]), 4)))
-        lines += ["", "Time to 99% (configs/mnist99.conf, 1 rank, training seconds to the first "
-                  "evaluation at 99%):", "",
+        lines += self.loop_variants()
+        lines += ["", "Time to 99%% (1 rank, training seconds to the first evaluation at 99%%): "
+                  "graphed and eager, mnist_ddp with configs/mnist99.conf; sure, "
+                  "configs/mnist99-sure.conf (the recipe over two epochs), graphed and its Python "
+                  "twin on the GPU (`recipe99.py %s`, DDP over NCCL; torch.compile's seconds "
+                  "before the clock: %s, first run / median of the later ones):" % (
+                      " ".join(TWIN_OPTIONS), self.compile_figure(TWIN, "fastcnn")), "",
                   "| seed | " + " | ".join("%s s | %s acc" % (label, label)
-                                           for label, _, _ in TO_99) + " |",
+                                           for label in TO_99) + " |",
                   "|---|" + "---|---|" * len(TO_99)]
         by_seed = {label: {seed: (s, a) for seed, s, a, _ in runs}
                    for label, runs in self.to_99.items()}
         for seed in sorted(set().union(*by_seed.values())):
-            cells = [by_seed[label].get(seed, (None, None)) for label, _, _ in TO_99]
+            cells = [by_seed[label].get(seed, (None, None)) for label in TO_99]
             lines.append("| %d | %s |" % (seed, " | ".join(
                 "%s | %s" % (figure(s, 3), figure(a, 4)) for s, a in cells)))
-        for label, _, _ in TO_99:
+        for label in TO_99:
             times = [t for _, t, _, _ in self.to_99[label] if t is not None]
             lines.append("")
             lines.append("%s: mean %s s over the %d of %d seeds that reached 99%%." % (
                 label, figure(statistics.mean(times), 3) if times else "-", len(times),
                 len(self.to_99[label])))
-        if self.profile:
-            lines += ["", "PyTorch loop, cnn at batch 64, under torch.profiler: %.0f CUDA kernels "
-                      "and copies per step, %.3f ms of host time per step." % (
-                          profile["kernels_per_step"], profile["host_ms_per_step"])]
         lines += ["", "Paid by mnist_ddp before its training clock starts (one_time_costs_s: one "
                   "scratch forward and backward pass for cuDNN's and cuBLAS's set-up and the "
                   "kernels' first loading), medians: %s." % ", ".join(
@@ -277,6 +320,28 @@ class Results:
         if failures:
             lines += ["", "Failures:", ""] + ["- " + f for f in failures]
         return "\n".join(lines) + "\n"
+
+    def loop_variants(self):
+        """The PyTorch loop's variants: kernels per cnn step and torch.compile's seconds."""
+        names = [name for name in self.programs if name in LOOP_VARIANTS]
+        if not names:
+            return []
+        lines = ["", "The PyTorch loop's variants (`gpu_loop.py --variant`): CUDA kernels and "
+                 "copies per cnn step under torch.profiler (%d steps after training; their host "
+                 "time is the table's cnn host ms/step), and torch.compile's seconds before the "
+                 "clock (compile, then CUDA-graph recording), first run / median of the later ones "
+                 "(Inductor's cache warm). Each variant runs an epoch's last partial batch (32 "
+                 "images) eagerly; the CUDA graph's 3 eager warm-up steps and capture are in its "
+                 "first epoch, as mnist_ddp's are. %s: cnn only, one run after time to 99%% (its "
+                 "autotuning takes minutes)." % (
+                     PROFILE_STEPS, ", ".join(LOOP_VARIANTS[name] for name in ONCE)), "",
+                 "| variant | cnn kernels/step | linear compile s | cnn compile s |",
+                 "|---|---|---|---|"]
+        for name in names:
+            lines.append("| %s | %s | %s | %s |" % (
+                LOOP_VARIANTS[name], figure(median(self.kernels[name])),
+                self.compile_figure(name, "linear"), self.compile_figure(name, "cnn")))
+        return lines
 
     def projection(self):
         """Images/s of 8 ranks, each taking the communicating rank's measured step plus an
@@ -304,21 +369,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", default=os.path.join(ROOT, "build-gpu/mnist_ddp"))
     parser.add_argument("--data", default=os.path.join(ROOT, "data/mnist"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/gpu/graph_bench.md"))
     parser.add_argument("--only", metavar="REGEX", type=regular_expression,
-                        help="only the programs whose names match (e.g. 'tutorial'); the PyTorch "
-                        "loop's profile and the 8-GPU projection need theirs")
+                        help="only the programs whose names match (e.g. 'tutorial'); the 8-GPU "
+                        "projection needs its own")
     args = parser.parse_args()
     bench = Bench(args)
     data = ["--data-dir", args.data]
 
+    def loop(variant):
+        return lambda m: bench.python("gpu_loop.py", [
+            "--model", m, "--variant", variant] + TWO_EPOCHS + data +
+            (["--profile", str(PROFILE_STEPS)] if m == "cnn" else []))
+
     programs = {
         "Python DDP tutorial": lambda m: bench.python(
             "ddp_tutorial.py", ["--device", "cuda", "--model", m] + ONE_EPOCH + data),
-        PYTORCH_LOOP: lambda m: bench.python(
-            "gpu_loop.py", ["--model", m] + TWO_EPOCHS + data),
+        **{name: loop(variant) for name, variant in LOOP_VARIANTS.items()},
         "mnist_ddp --cuda-graph off": lambda m: bench.ours(
             ["--model", m, "--log-every", "0"] + TWO_EPOCHS, graphed=False),
         "mnist_ddp --cuda-graph on": lambda m: bench.ours(
@@ -339,29 +408,41 @@ def main():
             f.write(text)
         return text
 
+    def measure(label, name, model):
+        summary = programs[name](model)
+        results.add_run(name, model, summary)
+        write()
+        print("# %s %-32s %-6s %s" % (
+            label, name, model,
+            figure(results.speed[name, model][-1]) if summary else "failed"), flush=True)
+
     def throughput_round(round_index):
-        names = list(programs)
+        names = [name for name in programs if name not in ONCE]
         if round_index % 2:
             names.reverse()
         for model in results.models:
             for name in names:
-                summary = programs[name](model)
-                results.add_run(name, model, summary)
-                write()
-                print("# round %d %-32s %-6s %s" % (
-                    round_index + 1, name, model,
-                    figure(results.speed[name, model][-1]) if summary else "failed"), flush=True)
+                measure("round %d" % (round_index + 1), name, model)
+
+    def mnist_ddp_to_99(config, graphed):
+        return lambda seed: bench.ours(["--config", os.path.join(ROOT, "configs", config),
+                                        "--seed", str(seed), "--log-every", "0"], graphed)
+
+    to_99 = {label: mnist_ddp_to_99(config, graphed)
+             for label, config, graphed in MNIST_DDP_TO_99}
+    to_99[TWIN] = lambda seed: bench.python("recipe99.py", TWIN_OPTIONS + [
+        "--seed", str(seed), "--master-port", free_port()] + data)
 
     results.machine = bench.machine()
     write()
-    # One round of every program first, then the headline time to 99%, then the other rounds:
-    # the most figures for the time there is.
+    # One round of every program first, then the headline time to 99%, the programs run once,
+    # then the other rounds: the most figures for the time there is.
     throughput_round(0)
     for seed in range(1, args.seeds + 1):
-        for label, graphed, options in TO_99:
-            summary = bench.ours(["--config", os.path.join(ROOT, "configs/mnist99.conf"),
-                                  "--seed", str(seed), "--log-every", "0"] + options, graphed)
+        for label in TO_99:
+            summary = to_99[label](seed)
             results.add_one_time_costs("fastcnn", summary)
+            results.add_compile_s(label, "fastcnn", summary)
             if summary:
                 results.to_99[label].append((seed, summary.get("target_train_s"),
                                              summary["test_accuracy"],
@@ -370,10 +451,9 @@ def main():
             print("# time to 99%%, seed %d, %s: %s" % (
                 seed, label,
                 figure(summary.get("target_train_s"), 3) if summary else "failed"), flush=True)
-    if PYTORCH_LOOP in programs:
-        results.profile = bench.python("gpu_loop.py",
-                                       ["--model", "cnn", "--profile", "20"] + ONE_EPOCH + data)
-        write()
+    for name, model in ONCE.items():
+        if name in programs:
+            measure("once", name, model)
     for round_index in range(1, args.rounds):
         throughput_round(round_index)
     print(write(finished=True))

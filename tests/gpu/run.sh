@@ -22,7 +22,7 @@
 # GPU_CHECK_BUILD_DIR (default build-gpu), GPU_CHECK_RUN_TIMEOUT (seconds per run, default 90),
 # GPU_CHECK_RUN_BUDGET (seconds for all runs together, default 300), GPU_CHECK_BUILD_TIMEOUT
 # (default 480), GPU_CHECK_BENCH=0 (skip bench/gpu/graph_bench.py), GPU_CHECK_BENCH_TIMEOUT
-# (default 300), GPU_CHECK_MNIST (the real MNIST for it, default data/mnist),
+# (default 480), GPU_CHECK_MNIST (the real MNIST for it, default data/mnist),
 # GPU_CHECK_DEADLINE (seconds from the start by which the script ends, summary written and logs
 # copied: runs and the benchmark get no more than is left; default 0, none), GPU_CHECK_ONLY (an
 # extended regular expression: only the runs whose names match it, e.g. 'graph' or 'multirank';
@@ -60,7 +60,7 @@ DEPS_ROOT=${GPU_CHECK_DEPS_ROOT:-$ROOT/deps/root}
 BUILD_DIR=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
 RUN_TIMEOUT=${GPU_CHECK_RUN_TIMEOUT:-90}
 RUN_BUDGET=${GPU_CHECK_RUN_BUDGET:-300}
-BENCH_TIMEOUT=${GPU_CHECK_BENCH_TIMEOUT:-300}
+BENCH_TIMEOUT=${GPU_CHECK_BENCH_TIMEOUT:-480}
 MNIST_DIR=${GPU_CHECK_MNIST:-$ROOT/data/mnist}
 BUILD_TIMEOUT=${GPU_CHECK_BUILD_TIMEOUT:-480}
 DEADLINE=${GPU_CHECK_DEADLINE:-0}
