@@ -1,4 +1,4 @@
-// lib/model/pool_window.hpp — provides: pool_window, unpool_window, kClipped (both kernels).
+// lib/model/pool_window.hpp — provides: pool_window, unpool_window, kept_if, kClipped.
 #pragma once
 
 #include <cstdint>
