@@ -108,10 +108,10 @@ def python_torch():
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def gemm_peak():
-    """One core's float32 GEMM figures (bench/python/gemm_peak.py): {gflops: {...}, best_gflops}."""
-    done = subprocess.run([PYTHON, GEMM_PEAK], capture_output=True, text=True, env=MPI_ENV,
-                          check=True)
+def gemm_peak(command=(PYTHON, GEMM_PEAK)):
+    """One core's float32 GEMM figures (bench/python/gemm_peak.py, run by `command`):
+    {gflops: {...}, best_gflops}."""
+    done = subprocess.run(command, capture_output=True, text=True, env=MPI_ENV, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 

@@ -44,8 +44,8 @@ import sys
 import tempfile
 
 # run_bench is found beside this script, the first place Python looks for a script's imports.
-from run_bench import GEMM_PEAK, MPI_ENV, PYTHON, ROOT, free_port, machine, python_torch, \
-    write_atomically
+from run_bench import GEMM_PEAK, MPI_ENV, PYTHON, ROOT, free_port, gemm_peak, machine, \
+    python_torch, write_atomically
 
 DATA = os.path.join(ROOT, "data/mnist")
 TARGET = 0.99
@@ -100,6 +100,7 @@ class Outcome:
     images_per_sec: float
     phases: dict | None = None     # mnist_ddp: rank 0's seconds per phase, and "train"
     compile_s: float | None = None  # torch.compile's seconds before the clock
+    library: str | None = None      # Python: "torch 2.6.0, AVX512"
 
 
 def recipe_epochs(config):
@@ -130,28 +131,28 @@ class Runner:
         inside = workdir[len(place.root or ""):]
         if program.python:
             no_target = ["--target", "0", "--eval-every", "0"] if whole_epoch else []
-            argv = ["/usr/bin/python3", os.path.join(source, "bench/python/recipe99.py"),
+            argv = [PYTHON, os.path.join(source, "bench/python/recipe99.py"),
                     "--data-dir", data, "--seed", str(seed), "--threads", "1",
                     "--epochs", str(self.epochs), "--variant", program.variant,
                     "--master-port", str(free_port()), *no_target]
-            if program.bf16:
-                argv += ["--precision", "bf16"]
         else:
             no_target = ["--target-accuracy", "0", "--eval-every", "0"] if whole_epoch else []
             argv = [self.binaries[place], "--config", os.path.join(source, self.config),
                     "--data-dir", data, "--seed", str(seed), "--threads", "1", "--progress",
                     "off", "--metrics-file", os.path.join(inside, "metrics.jsonl"), *no_target]
-            if program.bf16:
-                argv += ["--precision", "bf16"]
+        if program.bf16:
+            argv += ["--precision", "bf16"]
         command = place.command(["mpirun", "-np", "2", *argv])
         done = subprocess.run(command, env=MPI_ENV, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             sys.exit(f"failed ({done.returncode}): {shlex.join(command)}\n"
                      f"{done.stdout}{done.stderr}")
+        library = None
         if program.python:
             summary = json.loads([line for line in done.stdout.splitlines()
                                   if line.startswith("{")][-1])
             phases = None
+            library = f"torch {summary['torch']}, {summary['cpu_capability']}"
         else:
             records = [json.loads(line) for line in open(os.path.join(workdir, "metrics.jsonl"))]
             summary = records[-1]
@@ -162,31 +163,19 @@ class Runner:
         shutil.rmtree(workdir)
         return Outcome(summary["test_accuracy"],
                        summary["target_train_s"] if summary.get("target_reached") else None,
-                       summary["train_images_per_sec"], phases, summary.get("compile_s"))
+                       summary["train_images_per_sec"], phases, summary.get("compile_s"), library)
 
-    def describe(self, program):
-        """The library a program ran on: 'LibTorch 1.13.1' or 'torch 2.6.0, AVX512'."""
-        place = program.place
-        if program.python:
-            probe = ("import torch, recipe99; print(f'torch {torch.__version__}, "
-                     "{recipe99.cpu_capability()}')")
-            command = ["/usr/bin/python3", "-c", probe]
-            cwd = os.path.join(self.sources[place], "bench/python")
-            command = place.command(["sh", "-c", f"cd {cwd} && exec \"$@\"", "sh", *command])
-        else:
-            command = place.command([self.binaries[place], "--version"])
-        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-        if program.python:
-            return out.strip()
+    def libtorch(self, place):
+        """The LibTorch that mnist_ddp in `place` links: 'LibTorch 1.13.0'."""
+        out = subprocess.run(place.command([self.binaries[place], "--version"]),
+                             capture_output=True, text=True, check=True).stdout
         return " ".join(next(line for line in out.splitlines()
                              if line.startswith("LibTorch")).split())
 
     def gemm_peak(self, place):
         """One core's float32 GEMM GFLOP/s through the torch of `place`."""
         script = os.path.join(self.sources[place], os.path.relpath(GEMM_PEAK, ROOT))
-        out = subprocess.run(place.command(["/usr/bin/python3", script]), capture_output=True,
-                             text=True, check=True).stdout
-        return json.loads(out.splitlines()[-1])["best_gflops"]
+        return gemm_peak(place.command([PYTHON, script]))["best_gflops"]
 
 
 @contextlib.contextmanager
@@ -363,7 +352,6 @@ def main():
     with prepared_root(root):
         runner = Runner(args.build, root, args.config)
         programs = programs_of(root, args.bf16, args.whole_epoch)
-        libraries = {p: runner.describe(p) for p in programs}
         peak = max(runner.gemm_peak(place) for place in {p.place for p in programs})
         for seed in seeds:
             for program in programs if seed % 2 else programs[::-1]:
@@ -371,6 +359,8 @@ def main():
                 results[(program, seed)] = outcome
                 print(f"seed {seed}: {program.label:36} {seconds_cell(outcome)} "
                       f"{outcome.images_per_sec:,.0f} img/s", flush=True)
+        libraries = {p: results[(p, seeds[0])].library or runner.libtorch(p.place)
+                     for p in programs}
     command = shlex.join(["bench/time_to_99.py", *sys.argv[1:]])
     recipe = runner.config
     header = [f"Machine: {machine()}.",
