@@ -36,7 +36,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"  # Debian's interpreter: python3-torch installs torch for it only
 TUTORIAL = os.path.join(ROOT, "bench/python/ddp_tutorial.py")
 GEMM_PEAK = os.path.join(ROOT, "bench/python/gemm_peak.py")
-MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+# OPENBLAS_* left out: OPENBLAS_CORETYPE=Haswell, say, would hold OpenBLAS to AVX2 on an AVX-512
+# CPU, where on its own it picks the CPU's kernels (as Debian 13's root, entered with env -i, does).
+MPI_ENV = dict({k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")},
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 RANKS = (1, 2, 4)
 BATCH, THREADS = 64, 1
 PHASES = ("data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s")

@@ -3,6 +3,16 @@
 
 #include <cstdint>
 
+// GCC 12's intrinsics read a deliberately undefined register (its bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -27,6 +37,7 @@ namespace {
 //   thread count.
 // - Only float32 CPU images without gradient, outside autocast, kChannels outputs, an even output
 //   size, AVX2 and FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen.
+// - Note [The AVX-512 kernels] take the common shapes where the CPU has AVX-512.
 
 /// fastcnn's conv1: a window's 4 x 24 outputs stay in registers only with a compile-time count.
 constexpr std::int64_t kChannels = 24;
@@ -140,9 +151,186 @@ struct WindowInputs {
   }
 }
 
+// Note [The AVX-512 kernels]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// 24 channels are one and a half 16-lane registers: the loops above, vectorized for AVX-512,
+// waste a quarter of each, and for AVX2 they use half of the FMA width of CPUs such as Zen 5.
+// - Forward (WindowLanes): each output's channels 0-15 fill a register, two outputs' channels
+//   16-23 share one; two windows at a time give twelve independent sums, pooled in registers
+//   (pool_lanes). Sums run in the same order as above: the same bits.
+// - Backward: of a window's four outputs only the winner's has a gradient, so each channel's
+//   weight gradient takes the one input pixel its winner saw, picked by a permute from a pair of
+//   windows' 2 x 4 input pixels: a quarter of the multiply-adds. Windows go in pairs (48 lanes,
+//   three registers) and each kernel row's taps stay in registers over the whole image.
+// - Only AVX-512F, a kKernelWidth-wide kernel and an even pooled width; else the kernels above.
+
+/// The kernel width whose backward keeps its row's taps in registers (fastcnn's 5).
+constexpr std::int64_t kKernelWidth = 5;
+
+using Lanes = __m512;  // 16 floats
+
+/// A window pair's 48 lanes to 24 channel sums: the left window's plus the right's.
+[[gnu::target("avx512f"), gnu::always_inline]] inline void fold_pair(const Lanes (&pair)[3],
+                                                                     float* out) {
+  alignas(64) float lanes[2 * kChannels];
+  for (int r = 0; r < 3; ++r) _mm512_store_ps(lanes + 16 * r, pair[r]);
+  for (std::int64_t c = 0; c < kChannels; ++c) out[c] = lanes[c] + lanes[kChannels + c];
+}
+
+/// A window's 4 outputs x 24 channels: each output's channels 0-15, then channels 16-23 of the
+/// top two outputs and of the bottom two (the second output's in lanes 8-15).
+struct WindowLanes {
+  Lanes low[4], high[2];
+};
+
+/// Per tap: channels 0-15, then channels 16-23 twice (WindowLanes' order).
+at::Tensor wide_lanes(const at::Tensor& per_channel) {
+  return at::cat({per_channel, per_channel.narrow(-1, 16, 8)}, -1).contiguous();
+}
+
+[[gnu::target("avx512f"), gnu::always_inline]] inline void add_tap(WindowLanes& w, const float* tap,
+                                                                   const WindowInputs& in) {
+  const __mmask16 second_output = 0xFF00;
+  const Lanes low = _mm512_loadu_ps(tap), high = _mm512_loadu_ps(tap + 16);
+  Lanes input[4];
+  for (int q = 0; q < 4; ++q) {
+    input[q] = _mm512_set1_ps(in.value[q]);
+    w.low[q] = _mm512_fmadd_ps(low, input[q], w.low[q]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const Lanes pair = _mm512_mask_mov_ps(input[2 * h], second_output, input[2 * h + 1]);
+    w.high[h] = _mm512_fmadd_ps(high, pair, w.high[h]);
+  }
+}
+
+/// pool_window on lanes: the first `kLanes` (16 or 8) channels' maximum after the ReLU, and winner.
+template <int kLanes>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void pool_lanes(const Lanes (&output)[4],
+                                                                      float* best_of,
+                                                                      std::uint8_t* winner_of) {
+  Lanes best = output[0];
+  __m512i winner = _mm512_setzero_si512();
+  for (int k = 1; k < 4; ++k) {
+    const __mmask16 wins = _mm512_cmp_ps_mask(output[k], best, _CMP_GT_OQ) |
+                           _mm512_cmp_ps_mask(output[k], output[k], _CMP_UNORD_Q);
+    best = _mm512_mask_mov_ps(best, wins, output[k]);
+    winner = _mm512_mask_mov_epi32(winner, wins, _mm512_set1_epi32(k));
+  }
+  const __mmask16 clipped = _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_LE_OQ);
+  const __m128i winner_bytes =
+      _mm512_cvtepi32_epi8(_mm512_mask_mov_epi32(winner, clipped, _mm512_set1_epi32(kClipped)));
+  _mm512_mask_storeu_ps(best_of, (1 << kLanes) - 1, _mm512_maskz_mov_ps(~clipped, best));
+  if constexpr (kLanes == 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(winner_of), winner_bytes);
+  } else {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(winner_of), winner_bytes);
+  }
+}
+
+[[gnu::target("avx512f"), gnu::always_inline]] inline void pool_window_lanes(
+    const WindowLanes& w, float* best_of, std::uint8_t* winner_of) {
+  pool_lanes<16>(w.low, best_of, winner_of);
+  // The second output's channels 16-23, from lanes 8-15 down to 0-7.
+  constexpr int kUpperHalf = _MM_SHUFFLE(3, 2, 3, 2);
+  const Lanes high[4] = {w.high[0], _mm512_shuffle_f32x4(w.high[0], w.high[0], kUpperHalf),
+                         w.high[1], _mm512_shuffle_f32x4(w.high[1], w.high[1], kUpperHalf)};
+  pool_lanes<8>(high, best_of + 16, winner_of + 16);
+}
+
+[[gnu::target("avx512f")]] void conv_pool_images_avx512(std::int64_t begin, std::int64_t end,
+                                                        const float* images, const float* taps_wide,
+                                                        const float* bias_wide, const Geometry& g,
+                                                        float* pooled, std::uint8_t* winners) {
+  const Lanes bias_low = _mm512_loadu_ps(bias_wide), bias_high = _mm512_loadu_ps(bias_wide + 16);
+  for (std::int64_t i = begin; i < end; ++i) {
+    const float* image = images + i * g.height * g.width;
+    for (std::int64_t py = 0; py < g.pooled_height(); ++py) {
+      // Two windows side by side: twelve independent sums keep both FMA pipes busy.
+      for (std::int64_t px = 0; px < g.pooled_width(); px += 2) {
+        WindowLanes pair[2];
+        for (WindowLanes& w : pair) {
+          for (Lanes& l : w.low) l = bias_low;
+          for (Lanes& l : w.high) l = bias_high;
+        }
+        for (std::int64_t ky = 0; ky < g.kernel_height; ++ky) {
+          for (std::int64_t kx = 0; kx < g.kernel_width; ++kx) {
+            const float* tap = taps_wide + (ky * g.kernel_width + kx) * 32;
+            for (int side = 0; side < 2; ++side) {
+              add_tap(pair[side], tap, WindowInputs(image, g, py, px + side, ky, kx));
+            }
+          }
+        }
+        for (int side = 0; side < 2; ++side) {
+          const std::int64_t at =
+              i * g.pooled_values() + (py * g.pooled_width() + px + side) * kChannels;
+          pool_window_lanes(pair[side], pooled + at, winners + at);
+        }
+      }
+    }
+  }
+}
+
+[[gnu::target("avx512f")]] void conv_pool_images_backward_avx512(
+    std::int64_t begin, std::int64_t end, const float* images, const float* grad_pooled,
+    const std::uint8_t* winners, const Geometry& g, float* sums) {
+  // Lane l of a window pair's 48 is channel l % 24 of the left (l < 24) or right window.
+  const __m512i right_window[3] = {_mm512_setzero_si512(), _mm512_maskz_set1_epi32(0xFF00, 2),
+                                   _mm512_set1_epi32(2)};
+  for (std::int64_t i = begin; i < end; ++i) {
+    const float* image = images + i * g.height * g.width;
+    const float* grad = grad_pooled + i * g.pooled_values();
+    const std::uint8_t* won = winners + i * g.pooled_values();
+    float* image_sums = sums + i * g.gradient_sums();
+    Lanes bias[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (std::int64_t ky = 0; ky < g.kernel_height; ++ky) {
+      Lanes taps[kKernelWidth][3];
+      for (auto& tap : taps) tap[0] = tap[1] = tap[2] = _mm512_setzero_ps();
+      for (std::int64_t py = 0; py < g.pooled_height(); ++py) {
+        for (std::int64_t px = 0; px < g.pooled_width(); px += 2) {
+          const std::int64_t at = (py * g.pooled_width() + px) * kChannels;
+          // The winner's gradient (zero where clipped), and where its input sits among the
+          // pair's pixels: row-major, 4 wide (the pair's input columns), 2 high.
+          Lanes grad_of[3];
+          __m512i source[3];
+          for (int r = 0; r < 3; ++r) {
+            const __m512i winner = _mm512_cvtepu8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(won + at + 16 * r)));
+            const __mmask16 kept = _mm512_cmpneq_epi32_mask(winner, _mm512_set1_epi32(kClipped));
+            grad_of[r] = _mm512_maskz_loadu_ps(kept, grad + at + 16 * r);
+            const __m512i column = _mm512_and_si512(winner, _mm512_set1_epi32(1));
+            const __m512i row = _mm512_slli_epi32(_mm512_srli_epi32(winner, 1), 2);
+            source[r] = _mm512_add_epi32(_mm512_add_epi32(column, row), right_window[r]);
+            if (ky == 0) bias[r] = _mm512_add_ps(bias[r], grad_of[r]);
+          }
+          const float* top_left = image + (2 * py + ky) * g.width + 2 * px;
+          for (std::int64_t kx = 0; kx < kKernelWidth; ++kx) {
+            const Lanes pixels = _mm512_zextps256_ps512(
+                _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(top_left + kx)),
+                                     _mm_loadu_ps(top_left + g.width + kx), 1));
+            for (int r = 0; r < 3; ++r) {
+              taps[kx][r] = _mm512_fmadd_ps(grad_of[r], _mm512_permutexvar_ps(source[r], pixels),
+                                            taps[kx][r]);
+            }
+          }
+        }
+      }
+      for (std::int64_t kx = 0; kx < kKernelWidth; ++kx) {
+        fold_pair(taps[kx], image_sums + (ky * kKernelWidth + kx) * kChannels);
+      }
+    }
+    fold_pair(bias, image_sums + g.taps() * kChannels);
+  }
+}
+
 bool cpu_has_avx2_and_fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
+}
+
+/// Note [The AVX-512 kernels]: this CPU and shape take them.
+bool avx512_kernels_apply(const Geometry& g) {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has && g.kernel_width == kKernelWidth && g.pooled_width() % 2 == 0;
 }
 
 bool is_cpu_float(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() == at::kFloat; }
@@ -189,10 +377,14 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
     at::Tensor pooled = at::empty({batch, kChannels, g.pooled_height(), g.pooled_width()},
                                   images.options().memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor winners = at::empty({batch, g.pooled_values()}, images.options().dtype(at::kByte));
+    const bool avx512 = avx512_kernels_apply(g);
+    const at::Tensor taps_used = avx512 ? wide_lanes(taps) : taps;
+    const at::Tensor bias_used = avx512 ? wide_lanes(bias_values) : bias_values;
     at::parallel_for(0, batch, 1, [&](std::int64_t begin, std::int64_t end) {
-      conv_pool_images(begin, end, images.data_ptr<float>(), taps.data_ptr<float>(),
-                       bias_values.data_ptr<float>(), g, pooled.data_ptr<float>(),
-                       winners.data_ptr<std::uint8_t>());
+      (avx512 ? conv_pool_images_avx512 : conv_pool_images)(
+          begin, end, images.data_ptr<float>(), taps_used.data_ptr<float>(),
+          bias_used.data_ptr<float>(), g, pooled.data_ptr<float>(),
+          winners.data_ptr<std::uint8_t>());
     });
     context->save_for_backward({images, winners});
     context->saved_data["weight_sizes"] = weight.sizes();
@@ -210,8 +402,9 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
     const at::Tensor grad = grads[0].contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor per_image = at::empty({images.size(0), g.gradient_sums()}, grad.options());
     at::parallel_for(0, images.size(0), 1, [&](std::int64_t begin, std::int64_t end) {
-      conv_pool_images_backward(begin, end, images.data_ptr<float>(), grad.data_ptr<float>(),
-                                winners.data_ptr<std::uint8_t>(), g, per_image.data_ptr<float>());
+      (avx512_kernels_apply(g) ? conv_pool_images_backward_avx512 : conv_pool_images_backward)(
+          begin, end, images.data_ptr<float>(), grad.data_ptr<float>(),
+          winners.data_ptr<std::uint8_t>(), g, per_image.data_ptr<float>());
     });
     const at::Tensor sums = sum_over_images(per_image);
     const at::Tensor grad_weight = sums.narrow(0, 0, g.taps() * kChannels)

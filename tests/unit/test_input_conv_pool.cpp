@@ -121,6 +121,20 @@ TEST_SUITE("input_conv_pool") {
     CHECK(at::allclose(ours.nan_to_num(), aten.nan_to_num(), 1e-5, 1e-5));
   }
 
+  TEST_CASE("both kernels: an odd pooled width takes the AVX2 one, with the same forward bits") {
+    // Note [The AVX-512 kernels]: 28 x 30 images pool to 12 x 13, which only the AVX2 kernel
+    // takes; their first 28 columns are the 28 x 28 images, whose windows either kernel computes.
+    torch::manual_seed(25);
+    const at::Tensor wide = at::randn({3, 1, 28, 30});
+    const at::Tensor square = wide.narrow(3, 0, 28).contiguous();
+    const at::Tensor weight = at::randn({24, 1, 5, 5}) * 0.2;
+    const at::Tensor bias = at::randn({24}) * 0.1;
+    const at::Tensor from_square = input_conv_pool(square, weight, bias);
+    const at::Tensor from_wide = input_conv_pool(wide, weight, bias).narrow(3, 0, 12);
+    CHECK(at::equal(from_square, from_wide));
+    check_matches_definition(wide, weight, bias, cpu_runs_the_kernel());
+  }
+
   TEST_CASE("the same bits on one thread and on two") {
     torch::manual_seed(23);
     const at::Tensor images = digit_like_images(7);
