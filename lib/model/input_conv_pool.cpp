@@ -157,7 +157,8 @@ struct WindowInputs {
 // waste a quarter of each, and for AVX2 they use half of the FMA width of CPUs such as Zen 5.
 // - Forward (WindowLanes): each output's channels 0-15 fill a register, two outputs' channels
 //   16-23 share one; two windows at a time give twelve independent sums, pooled in registers
-//   (pool_lanes). Sums run in the same order as above: the same bits.
+//   (pool_lanes). Sums run in the same order as above: the same bits where the compiler fuses
+//   those multiply-adds too (GCC does; clang's sanitizer build does not).
 // - Backward: of a window's four outputs only the winner's has a gradient, so each channel's
 //   weight gradient takes the one input pixel its winner saw, picked by a permute from a pair of
 //   windows' 2 x 4 input pixels: a quarter of the multiply-adds. Windows go in pairs (48 lanes,

@@ -121,7 +121,7 @@ TEST_SUITE("input_conv_pool") {
     CHECK(at::allclose(ours.nan_to_num(), aten.nan_to_num(), 1e-5, 1e-5));
   }
 
-  TEST_CASE("both kernels: an odd pooled width takes the AVX2 one, with the same forward bits") {
+  TEST_CASE("both kernels: an odd pooled width takes the AVX2 one, with the same forward values") {
     // Note [The AVX-512 kernels]: 28 x 30 images pool to 12 x 13, which only the AVX2 kernel
     // takes; their first 28 columns are the 28 x 28 images, whose windows either kernel computes.
     torch::manual_seed(25);
@@ -131,7 +131,8 @@ TEST_SUITE("input_conv_pool") {
     const at::Tensor bias = at::randn({24}) * 0.1;
     const at::Tensor from_square = input_conv_pool(square, weight, bias);
     const at::Tensor from_wide = input_conv_pool(wide, weight, bias).narrow(3, 0, 12);
-    CHECK(at::equal(from_square, from_wide));
+    // Bit-equal where the compiler fuses the AVX2 kernel's multiply-adds (GCC does), else close.
+    CHECK(at::allclose(from_square, from_wide, 1e-6, 1e-6));
     check_matches_definition(wide, weight, bias, cpu_runs_the_kernel());
   }
 
