@@ -184,6 +184,9 @@ struct WindowLanes {
   Lanes low[4], high[2];
 };
 
+/// The floats of one tap in wide_lanes' order.
+constexpr std::int64_t kWideTap = 32;
+
 /// Per tap: channels 0-15, then channels 16-23 twice (WindowLanes' order).
 at::Tensor wide_lanes(const at::Tensor& per_channel) {
   return at::cat({per_channel, per_channel.narrow(-1, 16, 8)}, -1).contiguous();
@@ -255,7 +258,7 @@ template <int kLanes>
         }
         for (std::int64_t ky = 0; ky < g.kernel_height; ++ky) {
           for (std::int64_t kx = 0; kx < g.kernel_width; ++kx) {
-            const float* tap = taps_wide + (ky * g.kernel_width + kx) * 32;
+            const float* tap = taps_wide + (ky * g.kernel_width + kx) * kWideTap;
             for (int side = 0; side < 2; ++side) {
               add_tap(pair[side], tap, WindowInputs(image, g, py, px + side, ky, kx));
             }
