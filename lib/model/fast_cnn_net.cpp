@@ -5,8 +5,8 @@
 
 #include "model/channels_last.hpp"
 #include "model/classifier.hpp"
+#include "model/conv_pooled_features.hpp"
 #include "model/input_conv_pool.hpp"
-#include "model/pooled_features.hpp"
 
 namespace mnist_ddp::model {
 namespace {
@@ -24,7 +24,7 @@ class FastCnnNet final : public Classifier {
   at::Tensor forward(const at::Tensor& images) override {
     // Note [The input convolution pools as it goes]
     at::Tensor x = input_conv_pool(images, conv1_->weight, conv1_->bias);  // (B, 24, 12, 12)
-    x = pooled_features(conv2_->forward(x));  // (B, 32, 10, 10) -> (B, 32 * 5 * 5)
+    x = conv_pooled_features(x, conv2_->weight, conv2_->bias);  // (B, 32 * 5 * 5)
     x = fc1_->forward(x).relu_();             // (B, 256)
     return fc2_->forward(x);                  // (B, 10)
   }

@@ -3,22 +3,14 @@
 
 #include <cstdint>
 
-// GCC 12's intrinsics read a deliberately undefined register (its bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "model/autocast_scope.hpp"
 #include "model/channels_last.hpp"
+#include "model/intrinsics.hpp"
+#include "model/ordered_sum.hpp"
 #include "model/pool_window.hpp"
 #include "model/pooled_features.hpp"
 
@@ -359,17 +351,6 @@ Geometry geometry_of(at::IntArrayRef image_sizes, at::IntArrayRef weight_sizes) 
   return {image_sizes[2], image_sizes[3], weight_sizes[2], weight_sizes[3]};
 }
 
-/// The rows of `per_image` (images x n) summed in row order, whatever the thread count.
-at::Tensor sum_over_images(const at::Tensor& per_image) {
-  at::Tensor total = at::zeros({per_image.size(1)}, per_image.options());
-  float* sum = total.data_ptr<float>();
-  const float* row = per_image.data_ptr<float>();
-  for (std::int64_t image = 0; image < per_image.size(0); ++image, row += per_image.size(1)) {
-    for (std::int64_t i = 0; i < per_image.size(1); ++i) sum[i] += row[i];
-  }
-  return total;
-}
-
 class InputConvPool : public torch::autograd::Function<InputConvPool> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& images,
@@ -410,7 +391,7 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
           begin, end, images.data_ptr<float>(), grad.data_ptr<float>(),
           winners.data_ptr<std::uint8_t>(), g, per_image.data_ptr<float>());
     });
-    const at::Tensor sums = sum_over_images(per_image);
+    const at::Tensor sums = sum_rows_in_order(per_image);
     const at::Tensor grad_weight = sums.narrow(0, 0, g.taps() * kChannels)
                                        .view({g.taps(), kChannels})
                                        .t()

@@ -2,6 +2,7 @@
 #include "model/pooled_features.hpp"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -91,29 +92,35 @@ void for_each_image(const Shape& s, bool scratch_needed, const Kernel& kernel) {
 /// Flattened C, H, W features (for a linear layer) or a channels-last map (for a convolution).
 enum class Layout : std::int64_t { kFeatures, kChannelsLast };
 
+/// The pooled values in `layout` and the winner bytes (pixels x channels).
+std::pair<at::Tensor, at::Tensor> pool(const at::Tensor& x, Layout layout) {
+  const Shape s = shape_of(x);
+  const bool features = layout == Layout::kFeatures;
+  at::Tensor result = features
+                          ? at::empty({s.batch, s.features()}, x.options())
+                          : at::empty({s.batch, s.channels, s.pooled_height(), s.pooled_width()},
+                                      x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  at::Tensor winners = at::empty({s.batch, s.features()}, x.options().dtype(at::kByte));
+  AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, x.scalar_type(), "fused_pooling", [&] {
+    const scalar_t* in = x.data_ptr<scalar_t>();
+    scalar_t* out = result.data_ptr<scalar_t>();
+    std::uint8_t* won = winners.data_ptr<std::uint8_t>();
+    for_each_image<scalar_t>(
+        s, /*scratch_needed=*/features, [&](std::int64_t image, scalar_t* scratch) {
+          scalar_t* image_out = out + image * s.features();
+          pool_image(in + image * s.height * s.width * s.channels, features ? scratch : image_out,
+                     won + image * s.features(), s);
+          if (features) transpose_image(scratch, image_out, s, /*back=*/false);
+        });
+  });
+  return {result, winners};
+}
+
 class FusedPooling : public torch::autograd::Function<FusedPooling> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
                             Layout layout) {
-    const Shape s = shape_of(x);
-    const bool features = layout == Layout::kFeatures;
-    at::Tensor result = features
-                            ? at::empty({s.batch, s.features()}, x.options())
-                            : at::empty({s.batch, s.channels, s.pooled_height(), s.pooled_width()},
-                                        x.options().memory_format(at::MemoryFormat::ChannelsLast));
-    at::Tensor winners = at::empty({s.batch, s.features()}, x.options().dtype(at::kByte));
-    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, x.scalar_type(), "fused_pooling", [&] {
-      const scalar_t* in = x.data_ptr<scalar_t>();
-      scalar_t* out = result.data_ptr<scalar_t>();
-      std::uint8_t* won = winners.data_ptr<std::uint8_t>();
-      for_each_image<scalar_t>(
-          s, /*scratch_needed=*/features, [&](std::int64_t image, scalar_t* scratch) {
-            scalar_t* image_out = out + image * s.features();
-            pool_image(in + image * s.height * s.width * s.channels, features ? scratch : image_out,
-                       won + image * s.features(), s);
-            if (features) transpose_image(scratch, image_out, s, /*back=*/false);
-          });
-    });
+    auto [result, winners] = pool(x, layout);
     context->save_for_backward({winners});
     context->saved_data["sizes"] = x.sizes();
     context->saved_data["layout"] = static_cast<std::int64_t>(layout);
@@ -152,6 +159,11 @@ class FusedPooling : public torch::autograd::Function<FusedPooling> {
 at::Tensor pooled_features(const at::Tensor& x) {
   if (!fused_kernel_applies(x)) return at::max_pool2d(x, 2).relu_().flatten(1);
   return FusedPooling::apply(x, Layout::kFeatures);
+}
+
+std::pair<at::Tensor, at::Tensor> pooled_features_and_winners(const at::Tensor& x) {
+  TORCH_CHECK(fused_kernel_applies(x), "pooled_features_and_winners: a channels-last CPU map");
+  return pool(x, Layout::kFeatures);
 }
 
 at::Tensor pooled_channels_last(const at::Tensor& x) {

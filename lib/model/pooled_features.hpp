@@ -1,5 +1,8 @@
-// lib/model/pooled_features.hpp — provides: pooled_features, pooled_channels_last (pool + ReLU).
+// lib/model/pooled_features.hpp — provides: pooled_features, pooled_features_and_winners,
+// pooled_channels_last (pool + ReLU).
 #pragma once
+
+#include <utility>
 
 #include <ATen/core/Tensor.h>
 
@@ -8,6 +11,10 @@ namespace mnist_ddp::model {
 /// relu(max_pool2d(x, 2)).flatten(1); values and gradients equal ATen's, ties included. Note
 /// [Fused pooling] in pooled_features.cpp.
 at::Tensor pooled_features(const at::Tensor& x);
+
+/// pooled_features(x) and each output's winner byte (pool_window's), pixels x channels, for a
+/// caller's own backward; x must be a channels-last CPU map with even sides.
+std::pair<at::Tensor, at::Tensor> pooled_features_and_winners(const at::Tensor& x);
 
 /// relu(max_pool2d(x, 2)) as a channels-last map, otherwise as pooled_features.
 at::Tensor pooled_channels_last(const at::Tensor& x);

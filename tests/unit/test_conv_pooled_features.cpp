@@ -1,0 +1,129 @@
+// tests/unit/test_conv_pooled_features.cpp — conv_pooled_features against ATen's convolution,
+// max-pool and ReLU computed in double: values and the input, weight and bias gradients, with
+// ties and clipped windows, groups of images, the same bits at any thread count, and the inputs
+// the kernel leaves to ATen.
+#include <string>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <doctest/doctest.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/utils.h>
+
+#include "model/conv_pooled_features.hpp"
+
+namespace mnist_ddp::testing {
+namespace {
+
+using model::conv_pooled_features;
+
+struct ValuesAndGrads {
+  at::Tensor values, input_grad, weight_grad, bias_grad;
+  std::string node;  // the name of the autograd node that made the values
+};
+
+/// f(x, weight, bias) and the gradients of sum(f * upstream), on fresh copies of all three.
+template <typename Function>
+ValuesAndGrads run_with_grads(Function f, const at::Tensor& x, const at::Tensor& weight,
+                              const at::Tensor& bias, const at::Tensor& upstream) {
+  const at::Tensor input = x.detach().clone().requires_grad_();
+  const at::Tensor w = weight.detach().clone().requires_grad_();
+  const at::Tensor b = bias.detach().clone().requires_grad_();
+  const at::Tensor values = f(input, w, b);
+  values.backward(upstream);
+  return {values.detach(), input.grad(), w.grad(), b.grad(), values.grad_fn()->name()};
+}
+
+at::Tensor conv_pool_relu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  return at::max_pool2d(at::conv2d(x, w, b), 2).relu().flatten(1);
+}
+
+/// fastcnn's conv2 input: channels-last, 24 channels.
+at::Tensor feature_maps(std::int64_t batch, std::int64_t height, std::int64_t width) {
+  return at::randn({batch, 24, height, width}).contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+at::Tensor conv2_weight(std::int64_t outputs) {
+  return (at::randn({outputs, 24, 3, 3}) * 0.1).contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+bool cpu_has_avx512() { return __builtin_cpu_supports("avx512f"); }
+
+/// Checks ours against the double definition: the kernel ran (when `fused`), values and all three
+/// gradients agree to float rounding.
+void check_against_definition(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                              bool fused) {
+  const at::Tensor upstream = at::randn_like(conv_pool_relu(x, weight, bias));
+  const ValuesAndGrads ours = run_with_grads(conv_pooled_features, x, weight, bias, upstream);
+  const ValuesAndGrads exact =
+      run_with_grads(conv_pool_relu, x.to(at::kDouble), weight.to(at::kDouble),
+                     bias.to(at::kDouble), upstream.to(at::kDouble));
+  CAPTURE(ours.node);
+  CHECK((ours.node.find("ConvPooledFeatures") != std::string::npos) == fused);
+  CHECK(ours.values.sizes() == exact.values.sizes());
+  CHECK(at::allclose(ours.values, exact.values.to(at::kFloat), 1e-5, 1e-5));
+  CHECK(ours.input_grad.sizes() == x.sizes());
+  CHECK(at::allclose(ours.input_grad, exact.input_grad.to(at::kFloat), 1e-5, 1e-5));
+  CHECK(ours.weight_grad.sizes() == weight.sizes());
+  CHECK(at::allclose(ours.weight_grad, exact.weight_grad.to(at::kFloat), 1e-4, 1e-4));
+  CHECK(at::allclose(ours.bias_grad, exact.bias_grad.to(at::kFloat), 1e-4, 1e-4));
+}
+
+}  // namespace
+
+TEST_SUITE("conv_pooled_features") {
+  TEST_CASE("fastcnn's conv2: the definition's values and gradients") {
+    if (!cpu_has_avx512()) {
+      WARN_MESSAGE(false, "this CPU lacks AVX-512: only the ATen path is checked");
+    }
+    torch::manual_seed(31);
+    // 19 images: two full groups of images and a partial one.
+    check_against_definition(feature_maps(19, 12, 12), conv2_weight(32), at::randn({32}) * 0.1,
+                             cpu_has_avx512());
+    // A map that is not square, other output channels.
+    check_against_definition(feature_maps(3, 10, 14), conv2_weight(40), at::randn({40}) * 0.1,
+                             cpu_has_avx512());
+  }
+
+  TEST_CASE("constant maps tie every window; windows below zero pass no gradient") {
+    torch::manual_seed(32);
+    const at::Tensor constant =
+        at::full({2, 24, 12, 12}, 0.5f).contiguous(at::MemoryFormat::ChannelsLast);
+    // Some channels' constant output is positive (gradient), others' is clipped (none).
+    check_against_definition(constant, conv2_weight(32), at::linspace(-1, 1, 32), cpu_has_avx512());
+  }
+
+  TEST_CASE("the same bits on one thread and on two") {
+    torch::manual_seed(33);
+    const at::Tensor x = feature_maps(21, 12, 12);
+    const at::Tensor weight = conv2_weight(32);
+    const at::Tensor bias = at::randn({32}) * 0.1;
+    const at::Tensor upstream = at::randn({21, 800});
+    const int threads = at::get_num_threads();
+    at::set_num_threads(1);
+    const ValuesAndGrads one = run_with_grads(conv_pooled_features, x, weight, bias, upstream);
+    at::set_num_threads(2);
+    const ValuesAndGrads two = run_with_grads(conv_pooled_features, x, weight, bias, upstream);
+    at::set_num_threads(threads);
+    CHECK(at::equal(one.input_grad, two.input_grad));
+    CHECK(at::equal(one.weight_grad, two.weight_grad));
+    CHECK(at::equal(one.bias_grad, two.bias_grad));
+  }
+
+  TEST_CASE("inputs the kernel does not take go through ATen, with the same results") {
+    torch::manual_seed(34);
+    const at::Tensor bias = at::randn({32}) * 0.1;
+    // 16 input channels: the kernel is compiled for 24.
+    check_against_definition(at::randn({2, 16, 12, 12}).contiguous(at::MemoryFormat::ChannelsLast),
+                             (at::randn({32, 16, 3, 3}) * 0.1), bias, /*fused=*/false);
+    // Contiguous (not channels-last) maps, a 5x5 kernel, an odd convolution output.
+    check_against_definition(at::randn({2, 24, 12, 12}), conv2_weight(32), bias, /*fused=*/false);
+    check_against_definition(
+        feature_maps(2, 14, 14),
+        (at::randn({32, 24, 5, 5}) * 0.1).contiguous(at::MemoryFormat::ChannelsLast), bias,
+        /*fused=*/false);
+    check_against_definition(feature_maps(2, 13, 12), conv2_weight(32), bias, /*fused=*/false);
+  }
+}
+
+}  // namespace mnist_ddp::testing
