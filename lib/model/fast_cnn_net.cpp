@@ -24,9 +24,9 @@ class FastCnnNet final : public Classifier {
   at::Tensor forward(const at::Tensor& images) override {
     // Note [The input convolution pools as it goes]
     at::Tensor x = input_conv_pool(images, conv1_->weight, conv1_->bias);  // (B, 24, 12, 12)
-    x = conv_pooled_features(x, conv2_->weight, conv2_->bias);  // (B, 32 * 5 * 5)
-    x = fc1_->forward(x).relu_();             // (B, 256)
-    return fc2_->forward(x);                  // (B, 10)
+    x = conv_pooled_features(x, conv2_->weight, conv2_->bias);             // (B, 32 * 5 * 5)
+    x = fc1_->forward(x).relu_();                                          // (B, 256)
+    return fc2_->forward(x);                                               // (B, 10)
   }
 
  private:
