@@ -5,34 +5,18 @@
 #include <string>
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <doctest/doctest.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
 #include "model/conv_pooled_features.hpp"
+#include "support/intra_op_threads.hpp"
+#include "support/layer_grads.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
 using model::conv_pooled_features;
-
-struct ValuesAndGrads {
-  at::Tensor values, input_grad, weight_grad, bias_grad;
-  std::string node;  // the name of the autograd node that made the values
-};
-
-/// f(x, weight, bias) and the gradients of sum(f * upstream), on fresh copies of all three.
-template <typename Function>
-ValuesAndGrads run_with_grads(Function f, const at::Tensor& x, const at::Tensor& weight,
-                              const at::Tensor& bias, const at::Tensor& upstream) {
-  const at::Tensor input = x.detach().clone().requires_grad_();
-  const at::Tensor w = weight.detach().clone().requires_grad_();
-  const at::Tensor b = bias.detach().clone().requires_grad_();
-  const at::Tensor values = f(input, w, b);
-  values.backward(upstream);
-  return {values.detach(), input.grad(), w.grad(), b.grad(), values.grad_fn()->name()};
-}
 
 at::Tensor conv_pool_relu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
   return at::max_pool2d(at::conv2d(x, w, b), 2).relu().flatten(1);
@@ -54,19 +38,14 @@ bool cpu_has_avx512() { return __builtin_cpu_supports("avx512f"); }
 void check_against_definition(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                               bool fused) {
   const at::Tensor upstream = at::randn_like(conv_pool_relu(x, weight, bias));
-  const ValuesAndGrads ours = run_with_grads(conv_pooled_features, x, weight, bias, upstream);
-  const ValuesAndGrads exact =
-      run_with_grads(conv_pool_relu, x.to(at::kDouble), weight.to(at::kDouble),
-                     bias.to(at::kDouble), upstream.to(at::kDouble));
+  const LayerGrads ours =
+      run_layer(conv_pooled_features, x, weight, bias, upstream, /*input_grad=*/true);
+  const LayerGrads exact = run_layer(conv_pool_relu, x.to(at::kDouble), weight.to(at::kDouble),
+                                     bias.to(at::kDouble), upstream.to(at::kDouble),
+                                     /*input_grad=*/true);
   CAPTURE(ours.node);
   CHECK((ours.node.find("ConvPooledFeatures") != std::string::npos) == fused);
-  CHECK(ours.values.sizes() == exact.values.sizes());
-  CHECK(at::allclose(ours.values, exact.values.to(at::kFloat), 1e-5, 1e-5));
-  CHECK(ours.input_grad.sizes() == x.sizes());
-  CHECK(at::allclose(ours.input_grad, exact.input_grad.to(at::kFloat), 1e-5, 1e-5));
-  CHECK(ours.weight_grad.sizes() == weight.sizes());
-  CHECK(at::allclose(ours.weight_grad, exact.weight_grad.to(at::kFloat), 1e-4, 1e-4));
-  CHECK(at::allclose(ours.bias_grad, exact.bias_grad.to(at::kFloat), 1e-4, 1e-4));
+  check_close(ours, exact);
 }
 
 }  // namespace
@@ -99,12 +78,12 @@ TEST_SUITE("conv_pooled_features") {
     const at::Tensor weight = conv2_weight(32);
     const at::Tensor bias = at::randn({32}) * 0.1;
     const at::Tensor upstream = at::randn({21, 800});
-    const int threads = at::get_num_threads();
-    at::set_num_threads(1);
-    const ValuesAndGrads one = run_with_grads(conv_pooled_features, x, weight, bias, upstream);
-    at::set_num_threads(2);
-    const ValuesAndGrads two = run_with_grads(conv_pooled_features, x, weight, bias, upstream);
-    at::set_num_threads(threads);
+    const auto on = [&](int threads) {
+      return on_threads(threads, [&] {
+        return run_layer(conv_pooled_features, x, weight, bias, upstream, /*input_grad=*/true);
+      });
+    };
+    const LayerGrads one = on(1), two = on(2);
     CHECK(at::equal(one.input_grad, two.input_grad));
     CHECK(at::equal(one.weight_grad, two.weight_grad));
     CHECK(at::equal(one.bias_grad, two.bias_grad));

@@ -5,48 +5,39 @@
 #include <string>
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <doctest/doctest.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
 #include "model/input_conv_pool.hpp"
+#include "support/intra_op_threads.hpp"
+#include "support/layer_grads.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
 
 using model::input_conv_pool;
 
-struct ValuesAndParameterGrads {
-  at::Tensor values, weight_grad, bias_grad;
-  std::string node;  // the name of the autograd node that made the values
-};
-
-/// f(images, weight, bias) and the gradients of sum(f * upstream) with respect to the weight and
-/// the bias, on fresh copies of both.
+/// input_conv_pool or another layer on images that need no gradient.
 template <typename Function>
-ValuesAndParameterGrads run(Function f, const at::Tensor& images, const at::Tensor& weight,
-                            const at::Tensor& bias, const at::Tensor& upstream) {
-  const at::Tensor w = weight.detach().clone().requires_grad_();
-  const at::Tensor b = bias.detach().clone().requires_grad_();
-  const at::Tensor values = f(images, w, b);
-  values.backward(upstream);
-  return {values.detach(), w.grad(), b.grad(), values.grad_fn()->name()};
+LayerGrads run(Function f, const at::Tensor& images, const at::Tensor& weight,
+               const at::Tensor& bias, const at::Tensor& upstream) {
+  return run_layer(f, images, weight, bias, upstream, /*input_grad=*/false);
 }
 
 /// The definition, in double: ATen's convolution, then max-pool and ReLU.
-ValuesAndParameterGrads reference(const at::Tensor& images, const at::Tensor& weight,
-                                  const at::Tensor& bias, const at::Tensor& upstream) {
-  const ValuesAndParameterGrads exact =
+LayerGrads reference(const at::Tensor& images, const at::Tensor& weight, const at::Tensor& bias,
+                     const at::Tensor& upstream) {
+  const LayerGrads exact =
       run([](const at::Tensor& x, const at::Tensor& w,
              const at::Tensor& b) { return at::max_pool2d(at::conv2d(x, w, b), 2).relu(); },
           images.to(at::kDouble), weight.to(at::kDouble), bias.to(at::kDouble),
           upstream.to(at::kDouble));
-  return {exact.values.to(at::kFloat), exact.weight_grad.to(at::kFloat),
+  return {exact.values.to(at::kFloat), at::Tensor(), exact.weight_grad.to(at::kFloat),
           exact.bias_grad.to(at::kFloat), exact.node};
 }
 
-bool is_fused(const ValuesAndParameterGrads& outcome) {
+bool is_fused(const LayerGrads& outcome) {
   return outcome.node.find("InputConvPool") != std::string::npos;
 }
 
@@ -65,16 +56,12 @@ void check_matches_definition(const at::Tensor& images, const at::Tensor& weight
   const std::int64_t pooled_h = (images.size(2) - weight.size(2) + 1) / 2;
   const std::int64_t pooled_w = (images.size(3) - weight.size(3) + 1) / 2;
   const at::Tensor upstream = at::randn({images.size(0), weight.size(0), pooled_h, pooled_w});
-  const ValuesAndParameterGrads ours = run(input_conv_pool, images, weight, bias, upstream);
-  const ValuesAndParameterGrads exact = reference(images, weight, bias, upstream);
+  const LayerGrads ours = run(input_conv_pool, images, weight, bias, upstream);
+  const LayerGrads exact = reference(images, weight, bias, upstream);
   CAPTURE(ours.node);
   CHECK(is_fused(ours) == fused);
-  CHECK(ours.values.sizes() == exact.values.sizes());
   CHECK(ours.values.is_contiguous(at::MemoryFormat::ChannelsLast));
-  CHECK(at::allclose(ours.values, exact.values, 1e-5, 1e-5));
-  CHECK(ours.weight_grad.sizes() == weight.sizes());
-  CHECK(at::allclose(ours.weight_grad, exact.weight_grad, 1e-4, 1e-4));
-  CHECK(at::allclose(ours.bias_grad, exact.bias_grad, 1e-4, 1e-4));
+  check_close(ours, exact);
 }
 
 bool cpu_runs_the_kernel() {
@@ -142,12 +129,11 @@ TEST_SUITE("input_conv_pool") {
     const at::Tensor weight = at::randn({24, 1, 5, 5}) * 0.2;
     const at::Tensor bias = at::randn({24}) * 0.1;
     const at::Tensor upstream = at::randn({7, 24, 12, 12});
-    const int threads = at::get_num_threads();
-    at::set_num_threads(1);
-    const ValuesAndParameterGrads one = run(input_conv_pool, images, weight, bias, upstream);
-    at::set_num_threads(2);
-    const ValuesAndParameterGrads two = run(input_conv_pool, images, weight, bias, upstream);
-    at::set_num_threads(threads);
+    const auto on = [&](int threads) {
+      return on_threads(threads,
+                        [&] { return run(input_conv_pool, images, weight, bias, upstream); });
+    };
+    const LayerGrads one = on(1), two = on(2);
     CHECK(at::equal(one.values, two.values));
     CHECK(at::equal(one.weight_grad, two.weight_grad));
     CHECK(at::equal(one.bias_grad, two.bias_grad));

@@ -5,11 +5,11 @@
 #include <utility>
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <doctest/doctest.h>
 #include <torch/utils.h>
 
 #include "model/pooled_features.hpp"
+#include "support/intra_op_threads.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
@@ -134,10 +134,7 @@ TEST_SUITE("pooled_features") {
 
   TEST_CASE("images split across threads give the same result") {
     torch::manual_seed(14);
-    const int threads = at::get_num_threads();
-    at::set_num_threads(2);
-    check_matches_aten(channels_last(at::randn({5, 3, 4, 6})));
-    at::set_num_threads(threads);
+    on_threads(2, [] { check_matches_aten(channels_last(at::randn({5, 3, 4, 6}))); });
   }
 
   TEST_CASE("pooled_channels_last keeps the pooled map, in channels-last, for a convolution") {
