@@ -32,7 +32,7 @@ constexpr std::array kOtherVariables = {
     "MNIST_DDP_CHECKPOINT_ROOT", "MNIST_DDP_MAX_REQUEUES", "MNIST_DDP_SRUN_ARGS",
     "MNIST_DDP_SRUN_WAIT",       "MNIST_DDP_WRAPPER",      "MNIST_DDP_OFFLINE",
     "MNIST_DDP_BASE_MIRROR",     "MNIST_DDP_DATA",         "MNIST_DDP_SOURCE_DIR",
-    "MNIST_DDP_BUILD_DIR"};
+    "MNIST_DDP_BUILD_DIR",       "MNIST_DDP_REHEARSE_GRAPHS"};
 // --help line width, and the least width left for descriptions.
 constexpr unsigned kHelpWidth = 100;
 constexpr unsigned kHelpDescriptionWidth = 60;

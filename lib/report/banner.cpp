@@ -34,7 +34,7 @@ void print_execution(const Log& log, const distributed::DevicePlan& plan,
            config::to_string(c.mode).c_str(), plan.on_cuda() ? "cuda" : "cpu",
            config::to_string(c.precision).c_str(), transport.c_str());
   if (!plan.note.empty()) log.line("# note: %s", plan.note.c_str());
-  if (plan.on_cuda()) {
+  if (plan.on_cuda() || graphs.capture) {  // on the CPU only when rehearsed
     log.line("# cuda graph: %s (%s)", graphs.capture ? "on" : "off", graphs.reason.c_str());
   }
 }

@@ -1,6 +1,7 @@
 # tests/gpu/check_harness.sh — provides: what tests/gpu/run.sh and tests/gpu/multirank.sh share:
-# a fresh LOG_DIR, mpirun allowed as root, say, hr, die, py, require_seconds, within_deadline,
-# copy_out, check (one run under the time limits, a summary row), add_row, skip_row and
+# a fresh LOG_DIR, mpirun allowed as root, no core files, NCCL's warnings, say, hr, die, py,
+# verdict, require_seconds, within_deadline, copy_out, check (one run under the time limits, a
+# summary row; or, while PLANNING=1, a line of the time plan), add_row, skip_row, not_run_line and
 # summary_table. Source it once the caller has read its settings: SCRIPT_START, LOG_DIR, OUT_DIR,
 # RUN_TIMEOUT, DEADLINE, ONLY and PYTHON (and the MNIST_DDP_* it needs); RUNS_START and
 # RUN_BUDGET (when the runs' time budget starts, and its seconds) before the first check.
@@ -22,6 +23,10 @@ fi
 # Containers often forbid the cross-memory attach Open MPI's shared-memory transport uses for
 # large messages; copying through the shared segment works everywhere.
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+# An aborted rank (the kill checks, a crash) would dump a core of its whole CUDA context.
+ulimit -c 0
+# A hang or a refused set-up then says what NCCL saw; where NCCL is not used, nothing reads it.
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 
 say() { printf '# %s\n' "$*"; }
 hr() { printf '\n## %s\n' "$*"; }
@@ -42,6 +47,8 @@ require_seconds() {
 }
 # python3 with the caller's library path: the unpacked libraries are not for it.
 py() { LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH "$PYTHON" "$@"; }
+# verdict NAME FILE...: tests/gpu/verdicts.py's reading of a run's files; prints why it failed.
+verdict() { py "$(dirname "${BASH_SOURCE[0]}")/verdicts.py" "$@"; }
 # The smaller of LIMIT and the seconds left before GPU_CHECK_DEADLINE, less RESERVE (for what
 # comes after: the summary and the copy of the logs).
 within_deadline() {
@@ -88,58 +95,88 @@ add_row() {
 # skip_row NAME RANKS WHY: a row for a check that cannot run here (when GPU_CHECK_ONLY selects it).
 skip_row() {
   [[ -z $ONLY || $1 =~ $ONLY ]] || return 0
+  if ((PLANNING)); then
+    printf '# plan %-32s %-8s skipped: %s\n' "$1" "$2" "$3"
+    return 0
+  fi
   printf '# %-26s %-8s %s\n' "$1" "$2" "SKIP: $3"
   add_row "$1" "$2" - - - "SKIP: $3"
+}
+
+# The time plan: the seconds each check is expected to take (ESTIMATE, by name, else
+# DEFAULT_ESTIMATE), times ESTIMATE_SCALE once a speed probe has run. While PLANNING=1, check and
+# skip_row print the plan's lines instead of running; PLAN_AT is when (seconds from the start) the
+# next check is expected to begin. A check whose estimate exceeds the time left is not run: its
+# name is in NOT_RUN, and its row says so.
+declare -A ESTIMATE=()
+DEFAULT_ESTIMATE=30
+ESTIMATE_SCALE=1
+PLANNING=0
+PLAN_AT=0
+NOT_RUN=()
+estimate_of() {
+  awk -v e="${ESTIMATE[$1]:-$DEFAULT_ESTIMATE}" -v s="$ESTIMATE_SCALE" \
+    'BEGIN { printf "%d\n", e * s + 0.5 }'
+}
+# rescale_estimates PROBE: the later checks' estimates times PROBE's wall time over its estimate
+# (within 0.5 to 4), when PROBE has just run.
+rescale_estimates() {
+  local last=$((${#R_NAME[@]} - 1))
+  ((last >= 0)) && [[ ${R_NAME[$last]} == "$1" && ${R_WALL[$last]} != - ]] || return 0
+  ESTIMATE_SCALE=$(awk -v w="${R_WALL[$last]}" -v e="${ESTIMATE[$1]:-$DEFAULT_ESTIMATE}" \
+    'BEGIN { s = w / e; printf "%.2f\n", (s < 0.5 ? 0.5 : (s > 4 ? 4 : s)) }')
+  say "speed probe: $1 took ${R_WALL[$last]} s against ~${ESTIMATE[$1]:-$DEFAULT_ESTIMATE} s" \
+    "estimated: the later estimates x $ESTIMATE_SCALE"
+}
+# not_run_line: what the summary says of the checks that did not fit, if any; returns 1 then.
+not_run_line() {
+  ((${#NOT_RUN[@]})) || return 0
+  echo "${#NOT_RUN[@]} check(s) not run, for lack of time: ${NOT_RUN[*]}"
+  return 1
 }
 
 # check NAME RANKS/GPUS FLOOR EXPECTED_RC LOG_CHECK -- COMMAND...: runs COMMAND under a timeout
 # with its log in LOG_DIR/NAME.log; passes when it exits EXPECTED_RC, given a FLOOR (else -) when
 # the metrics summary (LOG_DIR/NAME.jsonl) has test_accuracy >= FLOOR, and given a LOG_CHECK
-# function (else -) when LOG_CHECK LOG passes (it prints why not).
+# function (else -) when LOG_CHECK LOG passes (it prints why not). Runs nothing when NAME does
+# not match GPU_CHECK_ONLY, when its estimate does not fit (a row says so), or while PLANNING.
 check() {
   local name=$1 ranks=$2 floor=$3 expected=$4 log_check=$5
   shift 6
   [[ -z $ONLY || $name =~ $ONLY ]] || return 0
+  local estimate
+  estimate=$(estimate_of "$name")
+  if ((PLANNING)); then
+    PLAN_AT=$((PLAN_AT + estimate))
+    printf '# plan %-32s %-8s ~%3d s, done at ~%4d s%s\n' "$name" "$ranks" "$estimate" "$PLAN_AT" \
+      "$( ((DEADLINE == 0 || PLAN_AT + 20 <= DEADLINE)) || echo ': past GPU_CHECK_DEADLINE')"
+    return 0
+  fi
   local log=$LOG_DIR/$name.log metrics=$LOG_DIR/$name.jsonl
   local left=$((RUN_BUDGET - (SECONDS - RUNS_START)))
   local limit
   limit=$(within_deadline $((left < RUN_TIMEOUT ? left : RUN_TIMEOUT)) 20)
+  if ((limit < 15 || estimate > limit)); then
+    printf '# %-26s %-8s %s\n' "$name" "$ranks" "not run: needs ~$estimate s, $limit s left"
+    add_row "$name" "$ranks" - - - "SKIP: not run, needs ~$estimate s, $limit s left"
+    NOT_RUN+=("$name")
+    return 0
+  fi
   local result="" ips="-" acc="-" wall="-" rc=0 start=$SECONDS
-  if ((limit < 15)); then
-    result="FAIL: not run, the ${RUN_BUDGET} s for all runs (or GPU_CHECK_DEADLINE) were spent"
-  else
-    printf '%q ' "$@" >"$log"
-    echo >>"$log"
-    timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 || rc=$?
-    wall=$((SECONDS - start))
-    if ((rc == 124 || rc == 137)); then
-      result="FAIL: timed out after $limit s"
-    elif ((rc != expected)); then
-      result="FAIL: exit $rc, expected $expected"
-    fi
+  printf '%q ' "$@" >"$log"
+  echo >>"$log"
+  timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 || rc=$?
+  wall=$((SECONDS - start))
+  if ((rc == 124 || rc == 137)); then
+    result="FAIL: timed out after $limit s"
+  elif ((rc != expected)); then
+    result="FAIL: exit $rc, expected $expected"
   fi
   if [[ -z $result && $floor != - ]]; then
-    local line
-    if ! line=$(py - "$metrics" "$floor" <<'EOF'
-import json, sys
-path, floor = sys.argv[1], float(sys.argv[2])
-try:
-    s = json.loads(open(path).read().splitlines()[-1])
-except Exception as e:
-    print("- - - no summary in the metrics file (%s)" % e)
-    sys.exit(1)
-if s.get("event") != "summary":
-    print("- - - the metrics file's last record is not the summary")
-    sys.exit(1)
-acc = float(s["test_accuracy"])
-print("%.0f %.4f %.1f %s" % (s.get("train_images_per_sec", 0), acc, s.get("wall_s", 0),
-      "" if acc >= floor else "test accuracy %.4f below %.2f" % (acc, floor)))
-sys.exit(0 if acc >= floor else 1)
-EOF
-    ); then
-      result="FAIL: $(cut -d' ' -f4- <<<"$line")"
-    fi
-    read -r ips acc wall _ <<<"$line"
+    local figures
+    figures=$(verdict floor "$metrics" "$floor") || result="FAIL: ${figures##*$'\n'}"
+    figures=$(head -1 <<<"$figures")
+    [[ ! $figures =~ ^[0-9]+\ [0-9.]+\ [0-9.]+$ ]] || read -r ips acc wall <<<"$figures"
   fi
   if [[ -z $result && $log_check != - ]]; then
     local why

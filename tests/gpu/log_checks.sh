@@ -33,27 +33,6 @@ refused_for_mode() {
   fi
 }
 
-# ends_as REFERENCE RUN LOSS ACCURACY: the metrics summary RUN ended within LOSS (relative) of
-# REFERENCE's test loss and within ACCURACY of its test accuracy; else says both.
-ends_as() {
-  py - "$@" <<'EOF'
-import json, os, sys
-reference, run, loss, accuracy = sys.argv[1:5]
-try:
-    a, b = (json.loads(open(path).read().splitlines()[-1]) for path in (reference, run))
-except Exception as e:
-    print("unreadable metrics (%s)" % e)
-    sys.exit(1)
-if (abs(a["test_loss"] - b["test_loss"]) > float(loss) * abs(a["test_loss"]) or
-        abs(a["test_accuracy"] - b["test_accuracy"]) > float(accuracy)):
-    print("ended at test loss %.9f (%.2g relative), accuracy %.4f; %s at %.9f, %.4f"
-          % (b["test_loss"], abs(a["test_loss"] - b["test_loss"]) / abs(a["test_loss"]),
-             b["test_accuracy"], os.path.basename(reference)[:-6], a["test_loss"],
-             a["test_accuracy"]))
-    sys.exit(1)
-EOF
-}
-
 # The --communicate-alone runs used NCCL and ended as the plain 1-rank run: test loss within 1e-5
 # relative, accuracy within 0.0005 (the mlp's kernels give the same bits run to run, and
 # averaging one rank's gradients changes none). The eager one's timeline holds bucket allreduces.
@@ -62,22 +41,10 @@ same_as_plain() {
     echo "the run did not use NCCL"
     return 1
   fi
-  ends_as "$LOG_DIR/nccl_alone_plain.jsonl" "${1%.log}.jsonl" 1e-5 0.0005
+  verdict ends-as "$LOG_DIR/nccl_alone_plain.jsonl" "${1%.log}.jsonl" 1e-5 0.0005
 }
 communicated_alone() {
-  same_as_plain "$1" || return 1
-  py - "$LOG_DIR/nccl_alone_timeline.json" <<'EOF'
-import json, sys
-try:
-    spans = [e for e in json.load(open(sys.argv[1]))["traceEvents"]
-             if e.get("ph") == "X" and e.get("name") == "allreduce"]
-except Exception as e:
-    print("unreadable timeline (%s)" % e)
-    sys.exit(1)
-if not spans:
-    print("no allreduce in the timeline")
-    sys.exit(1)
-EOF
+  same_as_plain "$1" && verdict allreduces "$LOG_DIR/nccl_alone_timeline.json"
 }
 communicated_alone_graphed() {
   graph_on "$1" && same_as_plain "$1"
@@ -97,7 +64,7 @@ resumed_at_400() {
     return 1
   fi
   [[ ! -s $LOG_DIR/ddp_nccl_linear.jsonl ]] ||
-    ends_as "$LOG_DIR/ddp_nccl_linear.jsonl" "${1%.log}.jsonl" 1e-6 0
+    verdict ends-as "$LOG_DIR/ddp_nccl_linear.jsonl" "${1%.log}.jsonl" 1e-6 0
 }
 
 # --mode dp under the default --cuda-graph auto: eager steps, and the banner says why.
@@ -120,49 +87,10 @@ graph_on() {
 # graphed steps' phases are launch and device: every window and the summary have both, and the
 # device's time is not taken for comm wait.
 graph_on_device_rates() {
-  graph_on "$1" || return 1
-  py - "${1%.log}.jsonl" <<'EOF'
-import json, statistics, sys
-try:
-    records = [json.loads(line) for line in open(sys.argv[1])]
-except Exception as e:
-    print("unreadable metrics (%s)" % e)
-    sys.exit(1)
-epochs = {r["epoch"]: r["images_per_sec"] for r in records if r.get("event") == "epoch"}
-ratios = [r["images_per_sec"] / epochs[r["epoch"]] for r in records
-          if r.get("event") == "step" and epochs.get(r["epoch"])]
-if not ratios:
-    print("no log window in the metrics")
-    sys.exit(1)
-if statistics.median(ratios) > 2:
-    print("the log windows claim %.1f times their epoch's images/s (median): host time alone?"
-          % statistics.median(ratios))
-    sys.exit(1)
-windows = [r["phases"] for r in records if r.get("event") == "step"]
-summary = [r["phases_rank0"] for r in records if r.get("event") == "summary"]
-for phases in windows + summary:
-    if "launch_s" not in phases or "device_s" not in phases:
-        print("no launch_s and device_s in the phases of a graphed run: %s" % sorted(phases))
-        sys.exit(1)
-if not summary or summary[-1]["device_s"] <= summary[-1]["comm_wait_s"]:
-    print("the summary's device wait is not beyond its comm wait: %s" % summary[-1:])
-    sys.exit(1)
-EOF
+  graph_on "$1" && verdict device-rates "${1%.log}.jsonl"
 }
 # 200 replayed steps end with the eager run's parameters (within 1e-5; no dropout in the mlp).
 same_parameters_as_eager() {
-  graph_on "$1" || return 1
-  py - "$LOG_DIR/graph_equality_eager.pt" "$LOG_DIR/graph_equality.pt" <<'EOF'
-import sys, torch
-try:
-    a = torch.jit.load(sys.argv[1], map_location="cpu").state_dict()
-    b = torch.jit.load(sys.argv[2], map_location="cpu").state_dict()
-except Exception as e:
-    print("unreadable exported model (%s)" % e)
-    sys.exit(1)
-worst = max((a[k] - b[k]).abs().max().item() for k in a)
-if sorted(a) != sorted(b) or worst > 1e-5:
-    print("parameters differ from the eager run's by %.3g (> 1e-5)" % worst)
-    sys.exit(1)
-EOF
+  graph_on "$1" && verdict same-parameters "$LOG_DIR/graph_equality_eager.pt" \
+    "$LOG_DIR/graph_equality.pt"
 }

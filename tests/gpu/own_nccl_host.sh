@@ -9,4 +9,6 @@ set -euo pipefail
 rank=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:?run under mpirun: no OMPI_COMM_WORLD_RANK or PMIX_RANK}}
 export NCCL_HOSTID=own-nccl-host-$rank
 export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1}
+# Ranks that share one GPU must not set up multi-node NVLink or NVLink SHARP (NVLS) buffers for it.
+export NCCL_MNNVL_ENABLE=${NCCL_MNNVL_ENABLE:-0} NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 exec "$@"

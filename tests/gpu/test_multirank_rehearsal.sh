@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # End to end: tests/gpu/multirank.sh rehearsed on the CPU with MPI, 4 and 2 ranks of 20 steps:
-# every check passes (the CUDA-graph ones skipped); then, with a PMPI shim that corrupts one
-# element of every float allreduce on the last rank (tests/e2e/corrupt_allreduce.cpp) preloaded
-# into the runs of several ranks, the equality and benchmark checks at 2 ranks must fail while the
-# 1-rank reference passes.
+# the time plan is printed and every check reaches its verdict and passes, the graphed ones on
+# the CPU's stand-in for a replay; the verdicts that run.sh's single-rank checks use read the
+# rehearsal's files too. Then, with a PMPI shim that corrupts one element of every float
+# allreduce on the last rank (tests/e2e/corrupt_allreduce.cpp) preloaded into the runs of several
+# ranks, the equality and benchmark checks at 2 ranks must fail while the 1-rank reference
+# passes; and under a deadline that leaves no time, every check is named as not run.
 # Needs MNIST_DDP_BIN, ALLREDUCE_BENCH_BIN and CORRUPT_ALLREDUCE_LIB, set by ctest.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/e2e_lib.sh"
 : "${ALLREDUCE_BENCH_BIN:?set ALLREDUCE_BENCH_BIN to the allreduce_bench executable}"
 : "${CORRUPT_ALLREDUCE_LIB:?set CORRUPT_ALLREDUCE_LIB to the corrupt_allreduce library}"
+VERDICTS=$MNIST_DDP_SOURCE_DIR/tests/gpu/verdicts.py
 
 # rehearse NAME [VARIABLE=VALUE...]: the driver with MPI on the CPU; sets STATUS, its output in
-# $WORK/out and err and its summary in $WORK/NAME/summary.md.
+# $WORK/out and err, its summary in $WORK/NAME/summary.md and its files in $WORK/NAME-build.
 rehearse() {
   local name=$1
   shift
@@ -33,18 +36,55 @@ expect_rows() {
   done
 }
 
+# expect_text FILE TEXT WHAT: FILE holds TEXT.
+expect_text() {
+  if grep -qF -- "$2" "$1"; then pass "$3"; else fail "$3: no '$2' in $1"; fi
+}
+
+# expect_verdict WHAT ARGUMENT...: verdicts.py passes on the rehearsal's files.
+expect_verdict() {
+  local what=$1 why
+  shift
+  if why=$(python3 "$VERDICTS" "$@"); then pass "$what"; else fail "$what: $why"; fi
+}
+
+ALL=(multirank_bench_4 multirank_reference multirank_equality_4 multirank_graphed_4
+  multirank_capture_4 multirank_fallback_4 multirank_equality_2 multirank_bench_2
+  multirank_stall_4 multirank_kill_4 multirank_elastic_checkpoint_4 multirank_elastic_resume_2
+  multirank_buckets multirank_stall_4_graphed multirank_kill_4_graphed)
+
 rehearse pass
 expect_exit 0 "the rehearsal"
-expect_rows pass PASS multirank_reference multirank_equality_4 multirank_stall_4 \
-  multirank_elastic_checkpoint_4 multirank_elastic_resume_2 multirank_kill_4 multirank_bench_4 \
-  multirank_buckets multirank_equality_2 multirank_bench_2
-expect_rows pass SKIP multirank_graphed_4 multirank_capture_4 multirank_stall_4_graphed \
-  multirank_kill_4_graphed
+expect_rows pass PASS "${ALL[@]}"
+for row in "${ALL[@]}"; do
+  grep -q "^# plan $row " "$WORK/out" || fail "the time plan has no line for $row"
+done
+expect_text "$WORK/out" '# speed probe: multirank_bench_4 took' "the speed probe's rescaling"
+logs=$WORK/pass-build/multirank-check
+expect_text "$logs/multirank_graphed_4.log" '# cuda graph: on (rehearsed on the CPU' \
+  "the graphed run's banner"
+expect_verdict "the graphed rehearsal's phases and log windows (device-rates)" \
+  device-rates "$logs/multirank_graphed_4.jsonl"
+expect_verdict "the equality run's bucket allreduces (allreduces)" \
+  allreduces "$logs/multirank_equality_4.timeline.json"
+figures=$(python3 "$VERDICTS" floor "$logs/multirank_reference.jsonl" 0.3)
+[[ $figures =~ ^[0-9]+\ 0\.[0-9]{4}\ [0-9.]+$ ]] && pass "the accuracy floor's figures: $figures" ||
+  fail "the accuracy floor's figures are '$figures'"
 
 rehearse corrupt MULTIRANK_MPIRUN_ARGS="-x LD_PRELOAD=$CORRUPT_ALLREDUCE_LIB" \
   GPU_CHECK_ONLY='multirank_(reference|equality_2|bench_2)'
 expect_exit 1 "corrupted allreduces"
 expect_rows corrupt PASS multirank_reference
 expect_rows corrupt FAIL multirank_equality_2 multirank_bench_2
+
+# The deadline leaves less than a run's minimum: nothing runs, each check is named.
+rehearse late GPU_CHECK_DEADLINE=30 GPU_CHECK_ONLY='multirank_(bench_4|reference|stall_4)$'
+expect_exit 1 "a deadline that leaves no time"
+expect_rows late "SKIP: not run, needs" multirank_bench_4 multirank_reference multirank_stall_4
+expect_text "$WORK/late/summary.md" \
+  '3 check(s) not run, for lack of time: multirank_bench_4 multirank_reference multirank_stall_4' \
+  "the summary's line of what did not run"
+expect_text "$WORK/out" 'done at ~' "the time plan under a deadline"
+expect_text "$WORK/out" ': past GPU_CHECK_DEADLINE' "the plan marks what the deadline cuts"
 
 finish

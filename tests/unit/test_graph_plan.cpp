@@ -2,6 +2,7 @@
 // run eagerly under auto, and that on is refused for them.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "common/error.hpp"
@@ -50,6 +51,24 @@ TEST_CASE("plan_cuda_graph: off, and the CPU, never capture") {
   const std::string refused = on_refusal(config, cpu);
   CHECK(refused.find("--cuda-graph on cannot capture this run's steps: the run trains on the "
                      "CPU; use --cuda-graph auto (eager steps) or off") != std::string::npos);
+}
+
+TEST_CASE("plan_cuda_graph: MNIST_DDP_REHEARSE_GRAPHS=1 takes the graphed path on the CPU only") {
+  ::setenv("MNIST_DDP_REHEARSE_GRAPHS", "1", /*overwrite=*/1);
+  config::TrainConfig config;
+  distributed::DevicePlan mpi_cpu;
+  mpi_cpu.backend = Backend::kMpi;
+  mpi_cpu.communicates = true;
+  CHECK(auto_decision(config, mpi_cpu) == "captured");
+  CHECK(on_refusal(config, mpi_cpu).empty());
+  config.cuda_graph = config::CudaGraph::kOn;
+  CHECK(plan_cuda_graph(config, mpi_cpu).reason.find("rehearsed on the CPU") == 0);
+  // What a capture could not hold stays eager in the rehearsal too.
+  config.grad_accum = 2;
+  CHECK(auto_decision(config, mpi_cpu) == "--grad-accum splits a step into micro-batches");
+  ::setenv("MNIST_DDP_REHEARSE_GRAPHS", "0", /*overwrite=*/1);
+  CHECK(auto_decision(config::TrainConfig{}, mpi_cpu) == "the run trains on the CPU");
+  ::unsetenv("MNIST_DDP_REHEARSE_GRAPHS");
 }
 
 TEST_CASE("plan_cuda_graph: CUDA steps are captured unless something in them cannot be" *
