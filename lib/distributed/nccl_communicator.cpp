@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -150,7 +151,9 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
     // Non-blocking and polled with the deadline and the peers' failures, so a rank that never
     // joins or fails cannot keep the others (Note [Set-up failure is agreed while polling]).
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
+    // Unless NCCL_COMM_BLOCKING asks NCCL for blocking calls: a blocking set-up or launch cannot be
+    // abandoned at the deadline, but settles the moment it returns (tests/gpu/README.md).
+    if (std::getenv("NCCL_COMM_BLOCKING") == nullptr) config.blocking = 0;
     settle(
         locked([&] { return nccl().ncclCommInitRankConfig(&comm_, size_, *id, rank_, &config); }),
         "ncclCommInitRankConfig (" + std::to_string(size_) + " ranks, device " +

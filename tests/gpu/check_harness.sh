@@ -128,10 +128,17 @@ rescale_estimates() {
   say "speed probe: $1 took ${R_WALL[$last]} s against ~${ESTIMATE[$1]:-$DEFAULT_ESTIMATE} s" \
     "estimated: the later estimates x $ESTIMATE_SCALE"
 }
-# not_run_line: what the summary says of the checks that did not fit, if any; returns 1 then.
+# not_run_line: what the summary says of the checks that did not fit, if any, and the setting
+# that runs them with the checks whose files their verdicts read (REFERENCE_CHECKS, the
+# caller's); returns 1 then.
+REFERENCE_CHECKS=()
 not_run_line() {
   ((${#NOT_RUN[@]})) || return 0
-  echo "${#NOT_RUN[@]} check(s) not run, for lack of time: ${NOT_RUN[*]}"
+  local names
+  names=$(printf '%s\n' "${REFERENCE_CHECKS[@]}" "${NOT_RUN[@]}" | awk '!seen[$0]++' |
+    paste -sd'|')
+  echo "${#NOT_RUN[@]} check(s) not run, for lack of time: ${NOT_RUN[*]}." \
+    "To run them: GPU_CHECK_ONLY='^($names)\$'"
   return 1
 }
 

@@ -216,6 +216,8 @@ multirank_checks() {
   local nccl_info=(env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET
     "NCCL_DEBUG_FILE=$LOG_DIR/nccl-info.%h.%p.log")
   local fault_end=$((FAULT_TIMEOUT + FAULT_GRACE + FAULT_TEARDOWN))
+  # The runs whose files the other checks' verdicts read.
+  REFERENCE_CHECKS+=(multirank_reference "multirank_equality_$max" "multirank_graphed_$max")
 
   ESTIMATE[multirank_bench_$max]=$(mr_estimate "$max" 0 2)
   ESTIMATE[multirank_reference]=$(mr_estimate 1 "$MR_STEPS")

@@ -6,8 +6,9 @@
 # (log_checks.sh), 8, 4 and 2 NCCL ranks on one GPU (multirank.sh), the benchmark, and a Markdown
 # table; exits non-zero if any check failed.
 #
-#   tests/gpu/run.sh [--out DIR] [--deps-only | --configure-only | --build-only]
+#   tests/gpu/run.sh [--out DIR] [--plan-only | --deps-only | --configure-only | --build-only]
 #     --out DIR         the reports and every log (one gpu-check.tar.gz) there (or GPU_CHECK_OUT)
+#     --plan-only       the machine's facts and the time plan of the selected checks (no GPU needed)
 #     --deps-only       facts and dependencies only (unpacks deps/debs if needed, checks the
 #                       unpacked Open MPI with `mpirun -np 2 uname -n`); a CPU LibTorch is accepted
 #     --configure-only  ... and configure build-gpu/ (a CPU LibTorch is accepted: NCCL then AUTO)
@@ -37,7 +38,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SCRIPT_START=$SECONDS
 
 usage() {
-  sed -n '9,14p' "$0" >&2
+  sed -n '9,15p' "$0" >&2
   exit 2
 }
 
@@ -47,6 +48,7 @@ while (($#)); do
   case $1 in
     --out) (($# >= 2)) || usage; OUT_DIR=$2; shift 2 ;;
     --out=*) OUT_DIR=${1#--out=}; shift ;;
+    --plan-only) MODE=plan; shift ;;
     --deps-only) MODE=deps; shift ;;
     --configure-only) MODE=configure; shift ;;
     --build-only) MODE=build; shift ;;
@@ -74,6 +76,74 @@ source "$ROOT/tests/gpu/check_harness.sh"
 require_seconds GPU_CHECK_RUN_TIMEOUT GPU_CHECK_RUN_BUDGET GPU_CHECK_BENCH_TIMEOUT \
   GPU_CHECK_BUILD_TIMEOUT GPU_CHECK_DEADLINE
 trap copy_out EXIT
+# shellcheck source=tests/gpu/log_checks.sh
+source "$ROOT/tests/gpu/log_checks.sh"
+# shellcheck source=tests/gpu/single_rank.sh
+source "$ROOT/tests/gpu/single_rank.sh"
+# shellcheck source=tests/gpu/multirank.sh
+source "$ROOT/tests/gpu/multirank.sh"
+
+# gpu_checks: every check, one rank per GPU first, then several NCCL ranks on one GPU within a
+# budget of their own (MULTIRANK_BUDGET).
+gpu_checks() {
+  single_rank_checks
+  [[ ${GPU_CHECK_MULTIRANK:-1} == 0 ]] || multirank_checks
+}
+bench_selected() { [[ ${GPU_CHECK_BENCH:-1} != 0 ]] && [[ -z $ONLY || graph_bench =~ $ONLY ]]; }
+
+# The time plan's set-up and build: the dependencies' probe and unpacking and the configure take
+# ~60 s on the lent GPU machine. A build takes the longer of its compiles' CPU-seconds spread over
+# the cores and its longest chain of compiles, each times the slower parse of a CUDA LibTorch's
+# headers, plus the links: figures measured here (tests/gpu/README.md, "The time plan").
+SETUP_ESTIMATE=60
+BUILD_CPU_SECONDS=152  # mnist_ddp and allreduce_bench, unity batches
+BUILD_CHAIN_SECONDS=26
+TESTS_CPU_SECONDS=61  # mpi_tests: its precompiled header, then its batches
+TESTS_CHAIN_SECONDS=56
+CUDA_HEADERS_FACTOR=1.5
+LINK_SECONDS=3
+# build_estimate: the seconds the build of TARGETS is expected to take; 0 where ninja finds
+# nothing to compile.
+build_estimate() {
+  if [[ -f $BUILD_DIR/build.ninja ]] && command -v ninja >/dev/null 2>&1 &&
+     ! ninja -C "$BUILD_DIR" -n "${TARGETS[@]}" 2>/dev/null | grep -q 'Building CXX'; then
+    echo 0
+    return
+  fi
+  local cpu=$BUILD_CPU_SECONDS chain=$BUILD_CHAIN_SECONDS
+  if [[ " ${TARGETS[*]} " == *" mpi_tests "* ]]; then
+    cpu=$((cpu + TESTS_CPU_SECONDS))
+    chain=$((chain > TESTS_CHAIN_SECONDS ? chain : TESTS_CHAIN_SECONDS))
+  fi
+  awk -v cpu="$cpu" -v chain="$chain" -v f="$CUDA_HEADERS_FACTOR" -v cores="$(nproc)" \
+    -v link="$LINK_SECONDS" 'BEGIN {
+      wall = cpu / cores > chain ? cpu / cores : chain
+      printf "%d\n", wall * f + link + 0.5 }'
+}
+
+# ---------------------------------------------------------------------------------------------
+# What the call must bring, checked in its first seconds: tests/gpu/prepare.sh makes both.
+hr "Inputs"
+missing=()
+if [[ $MODE == full ]]; then
+  for name in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte \
+              t10k-labels-idx1-ubyte; do
+    [[ -f $DATA_DIR/$name || -f $DATA_DIR/$name.gz ]] || missing+=("$DATA_DIR/$name(.gz)")
+  done
+fi
+if ! command -v mpirun >/dev/null 2>&1 && ! compgen -G "$DEBS_DIR/*.deb" >/dev/null; then
+  missing+=("$DEBS_DIR/*.deb (this machine has no mpirun: the build takes Open MPI from there)")
+fi
+if ((${#missing[@]})); then
+  die 2 "missing:$(printf '\n  - %s' "${missing[@]}")
+Make them with tests/gpu/prepare.sh (or set MNIST_DDP_DATA, GPU_CHECK_DEBS) and bring them along:
+tests/gpu/README.md gives the device call and what it carries."
+fi
+if [[ $MODE == full ]]; then
+  DATA_DIR=$(cd "$DATA_DIR" && pwd)
+  say "data          $DATA_DIR"
+fi
+[[ ! -d $DEBS_DIR ]] || say "debs          $DEBS_DIR ($(find "$DEBS_DIR" -name '*.deb' | wc -l) files)"
 
 # ---------------------------------------------------------------------------------------------
 hr "Machine"
@@ -130,7 +200,13 @@ fact() {
 
 # ---------------------------------------------------------------------------------------------
 hr "LibTorch"
-# The LibTorch scripts/setup.sh would build against, so these checks prove the README's commands.
+# The LibTorch scripts/setup.sh would build against, so these checks prove the README's commands;
+# a CUDA torch's is named from the facts above, which saves find_torch a second import of torch.
+torch_cuda=$(fact cuda_version)
+if [[ -z ${TORCH_DIR:-}${Torch_DIR:-} && $torch_cuda != None && $torch_cuda != '?' ]]; then
+  TORCH_DIR=$(torch_fact cmake_prefix_path)
+  export TORCH_DIR
+fi
 # shellcheck source=scripts/find_torch.sh
 source "$ROOT/scripts/find_torch.sh"
 find_torch "$PYTHON" || die 2 "set TORCH_DIR to the folder of TorchConfig.cmake of a CUDA LibTorch"
@@ -151,25 +227,47 @@ else
   say "LibTorch is CPU-only: accepted by --$MODE-only; the NCCL backend is built if NCCL is found"
 fi
 
+# The programs, the GPUs and the checks' settings: the time plan below needs them.
+BIN=$BUILD_DIR/mnist_ddp
+TESTS_BIN=$BUILD_DIR/tests/mpi_tests
+BENCH_BIN=$BUILD_DIR/allreduce_bench
+MPIRUN=mpirun  # until deps.sh names the one that starts processes
+# The targets the selected checks run: mpi_tests only for its test cases' checks.
+TARGETS=(mnist_ddp allreduce_bench)
+for name in graph_replay_tests nccl_tests nccl_tests_more_ranks; do
+  if [[ $MODE == build || -z $ONLY || $name =~ $ONLY ]]; then
+    TARGETS+=(mpi_tests)
+    break
+  fi
+done
+if [[ $MODE == full || $MODE == plan ]]; then
+  NGPU=$(torch_fact device_count)
+  if ! [[ $NGPU =~ ^[0-9]+$ ]] || ((NGPU == 0)); then
+    NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  fi
+  if ((NGPU == 0)) && [[ $MODE == plan ]]; then
+    NGPU=1
+    say "no GPU is visible: the plan is for one"
+  elif ((NGPU == 0)); then
+    die 2 "no CUDA device is visible (torch: device_count=$(torch_fact device_count)," \
+          "$(torch_fact cuda_error); nvidia-smi -L lists none)"
+  fi
+  say "$NGPU GPU(s): one rank per GPU"
+  hr "Time plan (seconds from the start; GPU_CHECK_DEADLINE $DEADLINE, 0: none)"
+  PLAN_AT=$((SECONDS - SCRIPT_START + SETUP_ESTIMATE))
+  say "dependencies and configure ~$SETUP_ESTIMATE s; build of ${TARGETS[*]} ~$(build_estimate) s" \
+    "on $(nproc) cores (estimate: tests/gpu/README.md, \"The time plan\")"
+  PLAN_AT=$((PLAN_AT + $(build_estimate)))
+  PLANNING=1 gpu_checks
+  ! bench_selected || say "then graph_bench within ${BENCH_TIMEOUT} s, or what is left"
+  [[ $MODE != plan ]] || { say "--plan-only: done"; exit 0; }
+fi
+
 # ---------------------------------------------------------------------------------------------
 hr "Dependencies"
 # shellcheck source=tests/gpu/deps.sh
 source "$ROOT/tests/gpu/deps.sh"
 [[ $MODE == deps ]] && { say "--deps-only: done"; exit 0; }
-
-# ---------------------------------------------------------------------------------------------
-hr "Data"
-for name in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte \
-            t10k-labels-idx1-ubyte; do
-  if [[ ! -f $DATA_DIR/$name && ! -f $DATA_DIR/$name.gz ]]; then
-    die 2 "$DATA_DIR/$name(.gz) is missing. Put the four Fashion-MNIST IDX files there" \
-          "(Debian: apt-get install dataset-fashion-mnist, then copy" \
-          "/usr/share/datasets/fashion-mnist/*.gz; or from" \
-          "https://github.com/zalandoresearch/fashion-mnist) or set MNIST_DDP_DATA to their folder."
-  fi
-done
-DATA_DIR=$(cd "$DATA_DIR" && pwd)
-say "data          $DATA_DIR"
 
 # ---------------------------------------------------------------------------------------------
 hr "Configure and build"
@@ -183,9 +281,10 @@ if [[ -f $BUILD_DIR/CMakeCache.txt ]]; then
     rm -rf "$BUILD_DIR/CMakeCache.txt" "$BUILD_DIR/CMakeFiles"
   fi
 fi
-# No unity batches: two sources that clash only under this LibTorch's headers cannot stop the build.
+# Unity batches, as the default build: a third of the CPU-seconds of one compile a source, and a
+# shorter longest compile; ctest build_libtorch2 compiles the same batches against LibTorch 2.x.
 configure_args=(-S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release
-                "${TORCH_CONFIGURE_ARGS[@]}" -DMNIST_DDP_UNITY=OFF "${CMAKE_HINTS[@]}")
+                "${TORCH_CONFIGURE_ARGS[@]}" "${CMAKE_HINTS[@]}")
 if [[ -n $CUDA_ROOT ]]; then
   configure_args+=(-DCUDAToolkit_ROOT="$CUDA_ROOT" -DCMAKE_CUDA_COMPILER="$CUDA_ROOT/bin/nvcc")
   export CUDA_HOME=${CUDA_HOME:-$CUDA_ROOT}
@@ -209,17 +308,21 @@ fi
 grep -E '^-- (LibTorch|NCCL backend|CUDA graphs|Found (MPI_CXX|Boost|Protobuf|ZLIB|CUDAToolkit))' \
   "$LOG_DIR/configure.log" | sed 's/^-- /# /' || true
 say "configured in $((SECONDS - step_start)) s"
+copy_out >/dev/null
 [[ $MODE == configure ]] && { say "--configure-only: done"; exit 0; }
 
 step_start=$SECONDS
 # Keep going past a failed file, so that one build shows every error.
 keep_going=(-k)
 ((${#GENERATOR[@]})) && keep_going=(-k 0)
-# build LOG: builds the programs within what is left of BUILD_TIMEOUT.
+# The build's time limit: BUILD_TIMEOUT, within the deadline.
+BUILD_LIMIT=$(within_deadline "$BUILD_TIMEOUT" 20)
+((BUILD_LIMIT > 0)) || die 1 "GPU_CHECK_DEADLINE leaves no time for the build"
+say "building ${TARGETS[*]} (estimate ~$(build_estimate) s, limit $BUILD_LIMIT s)"
+# build LOG: builds the selected programs within what is left of BUILD_LIMIT.
 build() {
-  timeout "$((BUILD_TIMEOUT - (SECONDS - step_start)))" cmake --build "$BUILD_DIR" \
-    --target mnist_ddp mpi_tests allreduce_bench --parallel "$(nproc)" -- "${keep_going[@]}" \
-    >"$1" 2>&1
+  timeout "$((BUILD_LIMIT - (SECONDS - step_start)))" cmake --build "$BUILD_DIR" \
+    --target "${TARGETS[@]}" --parallel "$(nproc)" -- "${keep_going[@]}" >"$1" 2>&1
 }
 show_build_errors() {
   grep -E -B2 -A12 'error|Error' "$1" | head -80 >&2 || tail -60 "$1" >&2
@@ -229,8 +332,8 @@ GRAPHS_BUILD_FAILURE=""
 if ! build "$LOG_DIR/build.log"; then
   show_build_errors "$LOG_DIR/build.log"
   if ! grep -q '^-- CUDA graphs: built' "$LOG_DIR/configure.log" \
-     || ((SECONDS - step_start >= BUILD_TIMEOUT)); then
-    die 1 "build failed or passed ${BUILD_TIMEOUT} s (log: $LOG_DIR/build.log)"
+     || ((SECONDS - step_start >= BUILD_LIMIT)); then
+    die 1 "build failed or passed its ${BUILD_LIMIT} s (log: $LOG_DIR/build.log)"
   fi
   # Switching the option recompiles lib/train/graphed_step.cpp alone: every check but the
   # graphed runs (which then fail, refused) still runs and measures.
@@ -245,10 +348,8 @@ if ! build "$LOG_DIR/build.log"; then
     die 1 "the build without CUDA graphs failed too (log: $LOG_DIR/build-without-graphs.log)"
   fi
 fi
-say "built mnist_ddp, mpi_tests and allreduce_bench in $((SECONDS - step_start)) s"
-BIN=$BUILD_DIR/mnist_ddp
-TESTS_BIN=$BUILD_DIR/tests/mpi_tests
-BENCH_BIN=$BUILD_DIR/allreduce_bench
+say "built ${TARGETS[*]} in $((SECONDS - step_start)) s"
+copy_out >/dev/null
 {
   ldd "$BIN" | grep -E 'libmpi|libnccl|libcudart|libtorch_cuda|libc10_cuda|libboost_pro|libprotobuf' \
     || true
@@ -259,145 +360,15 @@ sed 's/^/#   /' "$LOG_DIR/version.log"
 
 # ---------------------------------------------------------------------------------------------
 hr "Runs"
-NGPU=$(torch_fact device_count)
-if ! [[ $NGPU =~ ^[0-9]+$ ]] || ((NGPU == 0)); then
-  NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-fi
-if ((NGPU == 0)); then
-  die 2 "no CUDA device is visible (torch: device_count=$(torch_fact device_count)," \
-        "$(torch_fact cuda_error); nvidia-smi -L lists none)"
-fi
-say "$NGPU GPU(s): one rank per GPU"
-
-# Every training run sees the same global batch (64, the 1-rank default) up to 8 ranks, so its
-# accuracy after one epoch does not depend on the GPU count; beyond 8 ranks each takes 8. Measured on Fashion-MNIST on CPUs: linear 82.4%
-# (1 rank, and 8 ranks of batch 8), cnn with --momentum 0.9 86.5% (2 ranks of batch 32; 77.4%
-# without momentum). An untrained or garbage network stays near 10%.
-PER_RANK_BATCH=$((64 / NGPU))
-((PER_RANK_BATCH >= 8)) || PER_RANK_BATCH=8
-FLOOR_LINEAR=0.75
-FLOOR_CNN=0.80
-FLOOR_CNN_BF16=0.78
 RUNS_START=$SECONDS
-COMMON=(--epochs 1 --data-dir "$DATA_DIR" --progress lines --log-every 200 --comm-timeout 60)
 [[ -z $GRAPHS_BUILD_FAILURE ]] || add_row build_cuda_graphs - - - - "FAIL: $GRAPHS_BUILD_FAILURE"
-
-# shellcheck source=tests/gpu/log_checks.sh
-source "$ROOT/tests/gpu/log_checks.sh"
-# shellcheck source=tests/gpu/multirank.sh
-source "$ROOT/tests/gpu/multirank.sh"
-
-MPI=("$MPIRUN" --bind-to none)
-# The runs that capture: an error in a capture then names the C++ frames it came through.
-GRAPHED=(env TORCH_SHOW_CPP_STACKTRACES=1 "${MPI[@]}")
-check graph_replay_tests 1/1 - 0 replay_cases_ran -- "${GRAPHED[@]}" -np 1 "$TESTS_BIN" \
-  --gpu '--test-case=*replay*'
-graph=(-np 1 "$BIN" --backend nccl --model mlp --optimizer adam --lr 0.002 --lr-schedule onecycle
-  --device cuda --batch-size 64 "${COMMON[@]}" --max-steps 200)
-check graph_equality_eager 1/1 - 0 - -- "${MPI[@]}" "${graph[@]}" --cuda-graph off \
-  --export-model "$LOG_DIR/graph_equality_eager.pt"
-check graph_equality 1/1 - 0 same_parameters_as_eager -- "${GRAPHED[@]}" "${graph[@]}" \
-  --cuda-graph on --export-model "$LOG_DIR/graph_equality.pt"
-check nccl_tests "$NGPU/$NGPU" - 0 nccl_cases_ran -- \
-  "${MPI[@]}" -np "$NGPU" "$TESTS_BIN" --gpu '--test-case=*nccl*'
-ranks=$((NGPU + 1))
-check nccl_tests_more_ranks "$ranks/$NGPU" - 0 more_ranks_refused -- \
-  "${MPI[@]}" -np "$ranks" --oversubscribe "$TESTS_BIN" --gpu '--test-case=*nccl*'
-
-ddp=(--device cuda --batch-size "$PER_RANK_BATCH" "${COMMON[@]}")
-check ddp_nccl_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph off \
-  --metrics-file "$LOG_DIR/ddp_nccl_cnn.jsonl"
-check ddp_nccl_cnn_graph "$NGPU/$NGPU" "$FLOOR_CNN" 0 graph_on_device_rates -- "${GRAPHED[@]}" \
-  -np "$NGPU" "$BIN" --backend nccl --model cnn --momentum 0.9 "${ddp[@]}" --cuda-graph on \
-  --metrics-file "$LOG_DIR/ddp_nccl_cnn_graph.jsonl"
-check ddp_nccl_linear "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --backend nccl --model linear "${ddp[@]}" --cuda-graph off \
-  --metrics-file "$LOG_DIR/ddp_nccl_linear.jsonl"
-check ddp_nccl_linear_graph "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 graph_on -- "${GRAPHED[@]}" \
-  -np "$NGPU" \
-  "$BIN" --backend nccl --model linear "${ddp[@]}" --cuda-graph on \
-  --metrics-file "$LOG_DIR/ddp_nccl_linear_graph.jsonl"
-check ddp_nccl_cnn_bf16 "$NGPU/$NGPU" "$FLOOR_CNN_BF16" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --backend nccl --model cnn --momentum 0.9 --precision bf16 "${ddp[@]}" \
-  --metrics-file "$LOG_DIR/ddp_nccl_cnn_bf16.jsonl"
-check ddp_mpi_cnn "$NGPU/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --backend mpi --model cnn --momentum 0.9 "${ddp[@]}" \
-  --metrics-file "$LOG_DIR/ddp_mpi_cnn.jsonl"
-check dp_cnn "1/$NGPU" "$FLOOR_CNN" 0 dp_eager -- "${MPI[@]}" -np 1 "$BIN" --mode dp --model cnn \
-  --momentum 0.9 --device cuda --batch-size 64 "${COMMON[@]}" --metrics-file "$LOG_DIR/dp_cnn.jsonl"
-# Two ranks per GPU over MPI: the gradient buckets are staged through host memory from LibTorch's
-# autograd thread. Global batch 64 up to 4 GPUs, 16 x NGPU beyond (8 per rank).
-ranks=$((2 * NGPU))
-check ddp_mpi_cnn_2_per_gpu "$ranks/$NGPU" "$FLOOR_CNN" 0 - -- "${MPI[@]}" -np "$ranks" \
-  --oversubscribe "$BIN" --backend mpi --model cnn --momentum 0.9 --device cuda \
-  --batch-size $((64 / ranks > 8 ? 64 / ranks : 8)) "${COMMON[@]}" \
-  --metrics-file "$LOG_DIR/ddp_mpi_cnn_2_per_gpu.jsonl"
-
-# One rank that communicates as each of N does (--communicate-alone): NCCL's bucket allreduces
-# handed over to the watchdog, the parameter broadcast and the timeline's collectives all run on
-# one GPU, and the result is the plain 1-rank run's. The mlp, in two buckets: cuBLAS gives the
-# same bits run to run, so any difference is the communication's; cuDNN's convolutions do not
-# (three cnn runs on an H200 ended 300 steps at test losses 0.1175, 0.1158 and 0.1134).
-alone=(-np 1 "$BIN" --backend nccl --model mlp --momentum 0.9 --bucket-mb 0.25 --device cuda
-  --batch-size 64 "${COMMON[@]}" --max-steps 300)
-check nccl_alone_plain 1/1 - 0 - -- "${MPI[@]}" "${alone[@]}" \
-  --metrics-file "$LOG_DIR/nccl_alone_plain.jsonl"
-check nccl_alone 1/1 - 0 communicated_alone -- "${MPI[@]}" "${alone[@]}" --communicate-alone \
-  --cuda-graph off --timeline "$LOG_DIR/nccl_alone_timeline.json" \
-  --metrics-file "$LOG_DIR/nccl_alone.jsonl"
-# The same with every step's bucket allreduces captured and replayed, the watchdog watching each
-# replay.
-check nccl_alone_graph 1/1 - 0 communicated_alone_graphed -- "${GRAPHED[@]}" "${alone[@]}" \
-  --communicate-alone --cuda-graph on --metrics-file "$LOG_DIR/nccl_alone_graph.jsonl"
-# Checkpoints of a GPU run with the default --cuda-graph auto (graphed): stop at step 400
-# (checkpoints at 200 and 400), resume to the end of the epoch, export the model (moved to the
-# CPU).
-rm -rf "$LOG_DIR/checkpoints"
-check checkpoint_400_steps "$NGPU/$NGPU" - 0 graph_on -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --model linear "${ddp[@]}" --max-steps 400 --checkpoint-every 200 \
-  --checkpoint-dir "$LOG_DIR/checkpoints"
-check resume_to_epoch_end "$NGPU/$NGPU" "$FLOOR_LINEAR" 0 resumed_at_400 -- "${MPI[@]}" \
-  -np "$NGPU" "$BIN" --model linear "${ddp[@]}" --checkpoint-dir "$LOG_DIR/checkpoints" \
-  --resume auto --export-model "$LOG_DIR/model.pt" \
-  --metrics-file "$LOG_DIR/resume_to_epoch_end.jsonl"
-
-# Throughput at a batch that keeps a GPU busier (512 per GPU, 117 steps per epoch for 1 GPU):
-# DDP and DP side by side; the floor only says that it still learns.
-check ddp_nccl_cnn_b512 "$NGPU/$NGPU" 0.60 0 - -- "${MPI[@]}" -np "$NGPU" "$BIN" \
-  --backend nccl --model cnn --momentum 0.9 --device cuda --batch-size 512 "${COMMON[@]}" \
-  --metrics-file "$LOG_DIR/ddp_nccl_cnn_b512.jsonl"
-check dp_cnn_b512 "1/$NGPU" 0.60 0 - -- "${MPI[@]}" -np 1 "$BIN" --mode dp --model cnn \
-  --momentum 0.9 --device cuda --batch-size $((512 * NGPU)) "${COMMON[@]}" \
-  --metrics-file "$LOG_DIR/dp_cnn_b512.jsonl"
-check dp_under_2_ranks_refused "2/$NGPU" - 2 refused_for_mode -- \
-  "${MPI[@]}" -np 2 --oversubscribe "$BIN" --mode dp --model linear --device cuda "${COMMON[@]}"
-
-# agree NAME RUN_A RUN_B: a row that passes when the two runs' test accuracies are within 0.02.
-agree() {
-  local name=$1 acc_a=${ACC_OF[$2]:--} acc_b=${ACC_OF[$3]:--} agreement
-  [[ $acc_a != - && $acc_b != - ]] || return 0
-  agreement=$(py -c 'import sys
-d = abs(float(sys.argv[1]) - float(sys.argv[2]))
-print("PASS" if d <= 0.02 else "FAIL: test accuracy differs by %.4f (> 0.02)" % d)' \
-    "$acc_a" "$acc_b")
-  printf '# %-26s %-8s %s\n' "$name" "$NGPU/$NGPU" "$agreement"
-  add_row "$name" "$NGPU/$NGPU" - "$acc_a vs $acc_b" - "$agreement"
-}
-# The same training through NCCL and through MPI must agree: a wrong average in one of them
-# shows here even where both still learn.
-agree nccl_vs_mpi_cnn ddp_nccl_cnn ddp_mpi_cnn
-# Graphed and eager cnn runs learn alike (dropout draws other masks).
-agree graph_vs_eager_cnn ddp_nccl_cnn_graph ddp_nccl_cnn
-
-# Several NCCL ranks on one GPU, within a time budget of their own (MULTIRANK_BUDGET).
-[[ ${GPU_CHECK_MULTIRANK:-1} == 0 ]] || multirank_checks
+gpu_checks
 
 # ---------------------------------------------------------------------------------------------
 # The benchmark of --cuda-graph beside PyTorch on this GPU (bench/gpu/graph_bench.py), on the real
 # MNIST: its report goes to LOG_DIR/graph_bench.md.
 BENCH_LINE=""
-if [[ ${GPU_CHECK_BENCH:-1} != 0 ]] && [[ -z $ONLY || graph_bench =~ $ONLY ]]; then
+if bench_selected; then
   hr "Benchmark"
   if [[ -f $MNIST_DIR/train-images-idx3-ubyte || -f $MNIST_DIR/train-images-idx3-ubyte.gz ]]; then
     bench_rc=0
@@ -442,9 +413,14 @@ hr "Summary"
   echo
   summary_table
   [[ -z $BENCH_LINE ]] || printf '\n%s\n' "$BENCH_LINE"
+  not_run_line || true
 } | tee "$LOG_DIR/summary.md"
 if ((FAILED)); then
   echo "gpu check: FAILED (logs in $LOG_DIR)" >&2
+  exit 1
+fi
+if ! not_run_line >/dev/null; then
+  echo "gpu check: passed, but not every check ran (the summary's last line)" >&2
   exit 1
 fi
 echo "gpu check: all passed"

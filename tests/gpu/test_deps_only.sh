@@ -8,7 +8,11 @@
 #     into GPU_CHECK_DEPS_ROOT, finds each group there, and starts 2 processes with the unpacked
 #     Open MPI, as on a GPU machine without them;
 #   - with --out: puts the logs there as one gpu-check.tar.gz (remote machines may bring back only
-#     a few files), this run's alone: a report and a log left by an earlier run are gone.
+#     a few files), this run's alone: a report and a log left by an earlier run are gone;
+#   - a full run without its data: exit 2 before anything slow, naming each missing file and
+#     tests/gpu/prepare.sh;
+#   - --plan-only of the multi-rank command: the build's estimate, then every check in the order
+#     of what matters most, each with its estimate, those past the deadline marked.
 # A GPU session has minutes of device time: this finds a broken dependency step before one does.
 # Exits 77 (skipped) where the packages cannot be downloaded; fails under CI.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
@@ -52,6 +56,27 @@ archived=$(tar -tzf "$WORK/system-out/gpu-check.tar.gz" | sort | tr '\n' ' ')
 [[ $archived != *stale* && $archived != *graph_bench.md* ]] ||
   fail "system: the archive holds an earlier run's files: '$archived'"
 expect system "where the logs went" "^# logs copied to $WORK/system-out/gpu-check.tar.gz \([0-9]+ KiB\)$"
+
+STATUS=0
+env MNIST_DDP_DATA="$WORK/no-data" bash "$ROOT/tests/gpu/run.sh" --out "$WORK/inputs-out" \
+  >"$WORK/inputs.log" 2>&1 || STATUS=$?
+if ((STATUS == 2)); then pass "no data: exit 2"; else fail "no data: exit $STATUS, expected 2"; fi
+expect inputs "each missing file named" "^  - $WORK/no-data/t10k-labels-idx1-ubyte\(\.gz\)$"
+expect inputs "the script that makes them" "Make them with tests/gpu/prepare.sh"
+! grep -q '^## Machine' "$WORK/inputs.log" || fail "no data: it looked at the machine first"
+
+STATUS=0
+env GPU_CHECK_ONLY=multirank GPU_CHECK_DEADLINE=300 bash "$ROOT/tests/gpu/run.sh" --plan-only \
+  >"$WORK/plan.log" 2>&1 || STATUS=$?
+if ((STATUS == 0)); then pass "plan: exit 0"; else fail "plan: exit $STATUS, expected 0"; fi
+expect plan "the build's estimate" "^# dependencies and configure ~60 s; build of mnist_ddp \
+allreduce_bench ~[0-9]+ s on [0-9]+ cores"
+order=$(sed -n 's/^# plan \(multirank_[a-z_0-9]*\) .*/\1/p' "$WORK/plan.log" | head -6 | paste -sd' ')
+[[ $order == "multirank_bench_8 multirank_reference multirank_equality_8 multirank_graphed_8 \
+multirank_capture_8 multirank_fallback_8" ]] && pass "plan: the probe, equality, capture first" ||
+  fail "plan: the first checks are '$order'"
+expect plan "the last check past the deadline" \
+  "^# plan multirank_kill_8_graphed +8/1 +~ *[0-9]+ s, done at ~ *[0-9]+ s: past GPU_CHECK_DEADLINE$"
 
 deps_only empty GPU_CHECK_USE_DEBS=1 GPU_CHECK_DEBS="$WORK/no-debs"
 if ((STATUS == 2)); then pass "no debs: exit 2"; else fail "no debs: exit $STATUS, expected 2"; fi

@@ -82,8 +82,11 @@ rehearse late GPU_CHECK_DEADLINE=30 GPU_CHECK_ONLY='multirank_(bench_4|reference
 expect_exit 1 "a deadline that leaves no time"
 expect_rows late "SKIP: not run, needs" multirank_bench_4 multirank_reference multirank_stall_4
 expect_text "$WORK/late/summary.md" \
-  '3 check(s) not run, for lack of time: multirank_bench_4 multirank_reference multirank_stall_4' \
+  '3 check(s) not run, for lack of time: multirank_bench_4 multirank_reference multirank_stall_4.' \
   "the summary's line of what did not run"
+expect_text "$WORK/late/summary.md" "To run them: GPU_CHECK_ONLY='^(multirank_reference|\
+multirank_equality_4|multirank_graphed_4|multirank_bench_4|multirank_stall_4)\$'" \
+  "the setting that runs them, with the runs their verdicts read"
 expect_text "$WORK/out" 'done at ~' "the time plan under a deadline"
 expect_text "$WORK/out" ': past GPU_CHECK_DEADLINE' "the plan marks what the deadline cuts"
 
