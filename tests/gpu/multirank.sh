@@ -213,7 +213,7 @@ multirank_checks() {
   local stop=MNIST_DDP_FAULT=rank=$FAULT_RANK,step=$FAULT_STEP,kind=stop
   local abort=MNIST_DDP_FAULT=rank=$FAULT_RANK,step=$FAULT_STEP,kind=abort
   local bench=("$MR_WRAP" "$BENCH_BIN" "${BENCH_SWEEP[@]}" --backend "$MR_BACKEND")
-  local nccl_info=(env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET
+  local nccl_info=(env NCCL_DEBUG=INFO "NCCL_DEBUG_SUBSYS=INIT,NET"
     "NCCL_DEBUG_FILE=$LOG_DIR/nccl-info.%h.%p.log")
   local fault_end=$((FAULT_TIMEOUT + FAULT_GRACE + FAULT_TEARDOWN))
   # The runs whose files the other checks' verdicts read.

@@ -39,6 +39,7 @@ if ((bench)); then
 fi
 
 size=$(du -sk "${CARRY[@]}" | awk '{ kib += $1 } END { print kib }')
-printf 'carry: ["%s"]\n' "$(IFS='|'; echo "${CARRY[*]}" | sed 's/|/", "/g')"
+joined=$(printf '", "%s' "${CARRY[@]}")
+echo "carry: [${joined:3}\"]"
 echo "size: $((size / 1024)) MiB of the $((LIMIT_KIB / 1024)) MiB a call carries"
 ((size <= LIMIT_KIB)) || { echo "prepare: too much to carry" >&2; exit 1; }
