@@ -34,6 +34,13 @@ compile_commands.json names CMake's unity sources; the check reads the sources t
 
     scripts/check_libtorch2.py [--build-dir DIR] [--suite trixie|sid | --headers DIR] [--cuda DIR]
                                [--jobs N] [--files REGEX] [--unity] [--replace SOURCE=FILE]...
+    scripts/check_libtorch2.py --link [--build-dir DIR] [--cuda DIR]
+
+--link builds instead: mnist_ddp and allreduce_bench compiled and linked against Debian 13's
+LibTorch 2.6 with CUDA, its libraries fetched too (480 MB), in BUILD_DIR/libtorch2/trixie/
+link-build; a link error in the code that only such a LibTorch reaches (the CUDA graph capture,
+the NCCL backend's) shows here, not on a GPU machine. Nothing there runs: LibTorch's CUDA 12
+libraries need runtimes this machine lacks. About 3 minutes on 2 cores, so not in CI.
 
 Exit 0: every source compiles; 1: some do not (each named, with its first errors); 2: bad usage;
 77: something the check needs is missing here (no compile_commands.json, CUDA headers, apt or
@@ -56,6 +63,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SKIP = 77
 # Per suite: the archive's component and the package with LibTorch's headers. Debian 13 builds
 # LibTorch with CUDA in contrib; unstable has only the CPU build, but it is the newest LibTorch.
+# --link also unpacks Debian 13's libraries of the CUDA build (480 MB, 1.4 GB unpacked).
+LINK_SUITE, LINK_PACKAGE = "trixie", "libtorch-cuda-2.6"
+# Configure arguments of the --link build: CUDA 13 no longer has NVTX 2, whose target LibTorch
+# 2.6's CMake files still name (CMAKE_PROJECT_INCLUDE defines an empty one); LibTorch's CUDA 12
+# libraries need CUDA 12 runtimes that are not here, which only they reference.
+LINK_ARGUMENTS = ["-DCMAKE_BUILD_TYPE=Release", "-DMNIST_DDP_NCCL=ON",
+                  "-DMNIST_DDP_CUDA_GRAPHS=ON", "-DMNIST_DDP_BUILD_TESTS=OFF",
+                  "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined"]
+LINK_TARGETS = ["mnist_ddp", "allreduce_bench"]
 DEBIAN_SUITES = {"trixie": ("contrib", "libtorch-cuda-dev"), "sid": ("main", "libtorch-dev")}
 # The header that configuring LibTorch with CUDA generates, and what it holds there.
 CUDA_MACROS_HEADER = "c10/cuda/impl/cuda_cmake_macros.h"
@@ -83,6 +99,24 @@ def fetch_debian_headers(destination: pathlib.Path, mirror: str, suite: str) -> 
     include = destination / "root/usr/include"
     if (include / VERSION_HEADER).is_file():
         return include
+    package = fetch_debian_package(destination, mirror, suite, component, package_name)
+    unpacked = destination / "root.partial"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    subprocess.run(["dpkg-deb", "-x", str(package), str(unpacked)], check=True)
+    macros = unpacked / "usr/include" / CUDA_MACROS_HEADER
+    if not macros.is_file():
+        macros.parent.mkdir(parents=True, exist_ok=True)
+        macros.write_text(CUDA_MACROS)
+    shutil.rmtree(destination / "root", ignore_errors=True)
+    unpacked.rename(destination / "root")
+    print(f"check_libtorch2: headers from {package.name}")
+    return include
+
+
+def fetch_debian_package(destination: pathlib.Path, mirror: str, suite: str, component: str,
+                         package_name: str) -> pathlib.Path:
+    """Downloads `package_name` of `suite` into `destination`/apt/download (once) with apt's
+    checks of the archive's signatures, and returns the .deb file."""
     for tool in ("apt-get", "dpkg-deb"):
         if shutil.which(tool) is None:
             raise Missing(f"{tool} is not installed (it fetches Debian's {package_name})")
@@ -104,24 +138,47 @@ def fetch_debian_headers(destination: pathlib.Path, mirror: str, suite: str) -> 
         # of the archive outlives that; the signatures are checked all the same.
         f"-oAcquire::Check-Valid-Until={'false' if suite == 'sid' else 'true'}",
     ]
+    downloaded = list((apt / "download").glob(f"{package_name}_*.deb"))
+    if downloaded:
+        return downloaded[0]
     for step in (["update"], ["download", package_name]):
         result = subprocess.run(["apt-get", *options, *step], cwd=apt / "download",
                                 capture_output=True, text=True)
         if result.returncode != 0:
             raise Missing(f"apt-get {' '.join(step)} from {mirror} {suite} failed: "
                           f"{(result.stderr or result.stdout).strip()}")
-    package = next((apt / "download").glob(f"{package_name}_*.deb"))
-    unpacked = destination / "root.partial"
-    shutil.rmtree(unpacked, ignore_errors=True)
-    subprocess.run(["dpkg-deb", "-x", str(package), str(unpacked)], check=True)
-    macros = unpacked / "usr/include" / CUDA_MACROS_HEADER
-    if not macros.is_file():
-        macros.parent.mkdir(parents=True, exist_ok=True)
-        macros.write_text(CUDA_MACROS)
-    shutil.rmtree(destination / "root", ignore_errors=True)
-    unpacked.rename(destination / "root")
-    print(f"check_libtorch2: headers from {package.name}")
-    return include
+    return next((apt / "download").glob(f"{package_name}_*.deb"))
+
+
+def link(destination: pathlib.Path, mirror: str, cuda: str) -> int:
+    """Builds and links LINK_TARGETS against Debian 13's LibTorch 2.6 with CUDA, its headers and
+    libraries unpacked into `destination`, in `destination`/link-build."""
+    fetch_debian_headers(destination, mirror, LINK_SUITE)
+    root = destination / "root"
+    libraries = root / "usr/lib/x86_64-linux-gnu"
+    if not (libraries / "libtorch_cuda.so").resolve().is_file():
+        package = fetch_debian_package(destination, mirror, LINK_SUITE,
+                                       DEBIAN_SUITES[LINK_SUITE][0], LINK_PACKAGE)
+        subprocess.run(["dpkg-deb", "-x", str(package), str(root)], check=True)
+        print(f"check_libtorch2: libraries from {package.name}")
+    tree = destination / "link-build"
+    stub = destination / "nvtx-stub.cmake"
+    stub.write_text("add_library(CUDA::nvToolsExt INTERFACE IMPORTED)\n")
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    configure = ["cmake", "-S", str(ROOT), "-B", str(tree), *generator, *LINK_ARGUMENTS,
+                 f"-DCMAKE_PROJECT_INCLUDE={stub}", f"-DTorch_DIR={libraries}/cmake/Torch",
+                 f"-DCaffe2_DIR={libraries}/cmake/Caffe2", f"-DCMAKE_LIBRARY_PATH={libraries}",
+                 f"-DCUDAToolkit_ROOT={cuda}"]
+    for step in (configure, ["cmake", "--build", str(tree), "--target", *LINK_TARGETS]):
+        result = subprocess.run(step, capture_output=True, text=True)
+        if result.returncode != 0:
+            print((result.stdout + result.stderr)[-6000:], file=sys.stderr)
+            print(f"check_libtorch2: {shlex.join(step[:3])} failed against LibTorch 2.6 with "
+                  "CUDA", file=sys.stderr)
+            return 1
+    print(f"check_libtorch2: {' and '.join(LINK_TARGETS)} built and linked against LibTorch 2.6 "
+          f"with CUDA ({libraries}), with CUDA graphs and NCCL, in {tree}")
+    return 0
 
 
 def torch_version(include: pathlib.Path) -> tuple:
@@ -341,6 +398,9 @@ def main() -> int:
                         "turn), checking them one by one only where that unit fails: several "
                         "times faster, but a source that leans on an include of an earlier one "
                         "goes unseen")
+    parser.add_argument("--link", action="store_true",
+                        help="instead: build and link mnist_ddp and allreduce_bench against "
+                        "Debian 13's LibTorch 2.6 with CUDA, its libraries included (480 MB)")
     parser.add_argument("--replace", action="append", default=[], metavar="SOURCE=FILE",
                         help="compile FILE with SOURCE's command instead (a testing aid)")
     args = parser.parse_args()
@@ -368,6 +428,8 @@ def main() -> int:
             raise Missing(f"no CUDA toolkit with NCCL headers in {cuda_include} (--cuda)")
         mirror = args.mirror or subprocess.run([ROOT / "scripts/debian_mirror.sh"], check=True,
                                                capture_output=True, text=True).stdout.strip()
+        if args.link:
+            return link(build / "libtorch2" / LINK_SUITE, mirror, args.cuda)
         include = pathlib.Path(args.headers).resolve() if args.headers else \
             fetch_debian_headers(build / "libtorch2" / args.suite, mirror, args.suite)
     except Missing as missing:
