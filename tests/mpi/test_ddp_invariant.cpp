@@ -1,6 +1,9 @@
 // tests/mpi/test_ddp_invariant.cpp — the data-parallel invariant: N ranks with batch B take the
-// same steps as one rank with batch N*B on the same data, so they end with the same parameters.
+// same steps as one rank with batch N*B on the same data, so they end with the same parameters;
+// they start from rank 0's parameters whatever their own, and draw dropout masks of their own.
 #include <doctest/doctest.h>
+
+#include <string>
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -81,14 +84,38 @@ TEST_CASE("parameters are broadcast from rank 0 even when ranks initialise diffe
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator everyone(world.comm());
   const data::Dataset train_set = testing::synthetic_dataset(kUnpaddedTrainSize, /*seed=*/11);
+  // cnn and fastcnn keep their convolution weights channels-last: the broadcast must land there.
+  for (const std::string name : {"linear", "cnn", "fastcnn"}) {
+    CAPTURE(name);
+    config::TrainConfig config = invariant_config();
+    config.model = name;
+    torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
+    const auto model = model::make_model(config.model);
+    Trainer trainer(config, testing::cpu_plan(everyone), everyone, *model, train_set, train_set);
+    at::Tensor mine = testing::flat_parameters(*model);
+    at::Tensor rank0 = mine.clone();
+    everyone.broadcast(rank0, /*root=*/0);
+    CHECK(at::equal(mine, rank0));
+  }
+}
+
+TEST_CASE("ranks draw their own dropout masks, the same ones run to run") {
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator everyone(world.comm());
+  const data::Dataset train_set = testing::synthetic_dataset(kUnpaddedTrainSize, /*seed=*/11);
   config::TrainConfig config = invariant_config();
-  torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
-  const auto model = model::make_model(config.model);
-  Trainer trainer(config, testing::cpu_plan(everyone), everyone, *model, train_set, train_set);
-  at::Tensor mine = testing::flat_parameters(*model);
-  at::Tensor rank0 = mine.clone();
-  everyone.broadcast(rank0, /*root=*/0);
-  CHECK(at::equal(mine, rank0));
+  config.model = "cnn";
+  /// The trained model's output for one fixed input on every rank: (ranks, 2, 10).
+  const auto outputs = [&] {
+    torch::manual_seed(static_cast<std::uint64_t>(config.seed));
+    const auto model = model::make_model(config.model);
+    Trainer trainer(config, testing::cpu_plan(everyone), everyone, *model, train_set, train_set);
+    model->train();
+    return everyone.all_gather(model->forward(at::ones({2, 1, 28, 28})).detach());
+  };
+  const at::Tensor first = outputs();
+  for (int rank = 1; rank < world.size(); ++rank) CHECK_FALSE(at::equal(first[rank], first[0]));
+  CHECK(at::equal(outputs(), first));
 }
 
 }  // namespace

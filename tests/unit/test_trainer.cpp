@@ -2,7 +2,9 @@
 // epoch ends and every N steps, log windows, --max-steps, --target-accuracy and an agreed stop.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -37,6 +39,7 @@ struct Calls {
   std::vector<std::int64_t> evaluations;                       // steps
   std::vector<std::pair<std::int64_t, std::int64_t>> windows;  // step, steps in it
   std::vector<EpochReport> epochs;
+  std::vector<std::vector<std::int64_t>> batches;  // each step's sample indices
   TrainSummary summary;
 };
 
@@ -59,6 +62,11 @@ Calls run(
     if (step.window) calls.windows.emplace_back(step.step, step.window->steps);
   };
   hooks.on_epoch = [&](const EpochReport& report) { calls.epochs.push_back(report); };
+  hooks.on_batch = [&](const at::Tensor& indices) {
+    const at::Tensor cpu = indices.to(at::kCPU).contiguous();
+    calls.batches.emplace_back(cpu.data_ptr<std::int64_t>(),
+                               cpu.data_ptr<std::int64_t>() + cpu.numel());
+  };
   hooks.stop_requested = std::move(stop_requested);
   calls.summary = trainer.run(hooks);
   return calls;
@@ -82,6 +90,23 @@ TEST_CASE("loop: an evaluation and a checkpoint at each epoch's end and every N 
   CHECK(calls.summary.steps == 6);
   CHECK_FALSE(calls.summary.preempted);
   CHECK(calls.summary.test.accuracy == calls.epochs[1].test.accuracy);
+}
+
+TEST_CASE("loop: each epoch draws another order of the whole shard (the sampler's set_epoch)") {
+  const Calls calls = run(loop_config());
+  REQUIRE(calls.batches.size() == 6);  // 16 + 16 + 8 images, twice
+  std::vector<std::vector<std::int64_t>> epochs(2);
+  for (size_t step = 0; step < calls.batches.size(); ++step) {
+    std::vector<std::int64_t>& order = epochs[step / 3];
+    order.insert(order.end(), calls.batches[step].begin(), calls.batches[step].end());
+  }
+  CHECK(epochs[0] != epochs[1]);
+  for (std::vector<std::int64_t> order : epochs) {
+    std::sort(order.begin(), order.end());
+    std::vector<std::int64_t> all(40);
+    std::iota(all.begin(), all.end(), 0);
+    CHECK(order == all);
+  }
 }
 
 TEST_CASE("loop: a log window every --log-every steps holds the steps since the last") {
