@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/lint.sh — provides: the style checks: clang-format (the repository's .clang-format) on
 # every C++ source, shellcheck (its .shellcheckrc) on every shell script and flake8 (its .flake8)
-# on every Python script the repository tracks, or on the FILES given. Prints each finding and
-# exits 1 when there is one; 0 when all are clean, 2 for a file it cannot check, 77 when one of
-# the three tools is missing (1 under CI, where CI is set).
+# on every Python script the repository tracks, or on the FILES given; on the whole repository
+# also scripts/check_notes.py (every named design note indexed and written out). Prints each
+# finding and exits 1 when there is one; 0 when all are clean, 2 for a file it cannot check, 77
+# when one of the three tools is missing (1 under CI, where CI is set).
 #
 #   scripts/lint.sh [FILES...]
 set -euo pipefail
@@ -29,7 +30,9 @@ is_python_script() {
 }
 
 files=("$@")
+whole=0
 if ((${#files[@]} == 0)); then
+  whole=1
   cd "$ROOT"
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     mapfile -t files < <(git ls-files)
@@ -62,6 +65,9 @@ if ((${#shell[@]})) && ! shellcheck -f gcc "${shell[@]}"; then
   status=1
 fi
 if ((${#python[@]})) && ! flake8 --config="$ROOT/.flake8" "${python[@]}"; then
+  status=1
+fi
+if ((whole)) && ! python3 "$ROOT/scripts/check_notes.py"; then
   status=1
 fi
 if ((status == 0)); then

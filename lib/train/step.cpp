@@ -88,8 +88,7 @@ StepResult Step::run(const TrainerHooks& hooks) {
     step.images += size;
     if (hooks.on_batch) hooks.on_batch(batches.back());
   }
-  // Note [Stop agreement]: the flag rides on the gradient allreduce, costing no extra message.
-  reducer_.request_stop(hooks.stop_requested());
+  reducer_.request_stop(hooks.stop_requested());  // Note [Stop agreement]
   device_optimizer_.prepare(step.lr);
   step.micro_batches = static_cast<int>(batches.size());
   if (step.graphed && !graphed_->run(hooks.in_capture)) {
@@ -116,6 +115,17 @@ StepResult Step::run(const TrainerHooks& hooks) {
   ++progress_.step;
   return step;
 }
+
+// Note [Stop agreement]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// A stop request (a preemption's signal, Ctrl-C) reaches ranks at different steps, yet every rank
+// must stop after the same step, or one waits in a collective the others never join. So each
+// step's last gradient bucket carries this rank's request as one more element, 0 or 1, averaged
+// with the gradients: the result is above 0 exactly when some rank asked. Every rank reads the
+// same value after the same step and stops together, at no cost of a message of its own; on a
+// GPU the read waits for the device, so it is made only every kCudaStopCheckSteps and before
+// other reads (Note [The device's time in the phases]). Ranks that do not communicate read their
+// own request.
 
 void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool communicate,
                             PhaseClock& clock) {

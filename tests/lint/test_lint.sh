@@ -3,7 +3,9 @@
 # its C++ sources, shell scripts and Python scripts, and fails, naming the file, on a planted C++
 # file out of style, a planted shell script with an unquoted expansion and a planted Python script
 # with an unused import; a copy of a clean source outside the repository is held to the
-# repository's style and passes.
+# repository's style and passes. scripts/check_notes.py, which lint.sh runs on the repository,
+# fails on a planted tree whose note is named but not indexed, indexed but not written out, or
+# written out twice.
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LINT=$ROOT/scripts/lint.sh
@@ -63,5 +65,46 @@ printf 'import os\nimport sys\n\nprint(sys.argv)\n' >"$WORK/planted.py"
 expect_lint "a Python script with an unused import" 1 \
   "$WORK/planted.py:1:1: F401 'os' imported but unused" "$WORK/planted.py"
 expect_lint "a file that does not exist" 2 "lint: $WORK/none.sh: no such file" "$WORK/none.sh"
+
+
+# expect_notes NAME STATUS TEXT: check_notes.py on the planted tree $WORK/notes exits STATUS with
+# TEXT in its output.
+expect_notes() {
+  local status=0
+  python3 "$ROOT/scripts/check_notes.py" --root "$WORK/notes" >"$WORK/out" 2>&1 || status=$?
+  if [[ $status -eq $2 ]] && { [[ -z $3 ]] || grep -qF -- "$3" "$WORK/out"; }; then
+    pass "$1: exit $2 $3"
+  else
+    fail "$1: exit $status, expected $2 and '$3' in:"
+    cat "$WORK/out" >&2
+  fi
+}
+mkdir -p "$WORK/notes/docs" "$WORK/notes/lib"
+# shellcheck disable=SC2016  # the index's backquotes
+printf '# Design
+
+## Notes in lib/
+
+| Note | where |
+|---|---|
+| Kept | `lib/a.cpp` |
+' \
+  >"$WORK/notes/docs/design.md"
+printf '// Note [Kept]
+// ~~~~~~~~~~~~
+// Why.
+int a = 0;  // Note [Kept]
+' >"$WORK/notes/lib/a.cpp"
+expect_notes "a note indexed and written out" 0 ""
+echo '// Note [Lost] says why' >>"$WORK/notes/lib/a.cpp"
+expect_notes "a note named but not indexed" 1 "Note [Lost] (named in lib/a.cpp) is not in"
+# shellcheck disable=SC2016  # the index's backquotes
+printf '| Lost | `lib/a.cpp` |\n' >>"$WORK/notes/docs/design.md"
+sed -i 's|^// Note \[Lost\] says why$|int lost = 0;  // Note [Lost]|' "$WORK/notes/lib/a.cpp"
+expect_notes "a note indexed but not written out" 1 "Note [Lost] is not written out in lib/a.cpp"
+printf '// Note [Lost]\n// ~~~~~~~~~~~~\n// Why.\n' >>"$WORK/notes/lib/a.cpp"
+expect_notes "the note written out" 0 ""
+printf '// Note [Lost]\n// ~~~~~~~~~~~~\n// Why again.\n' >"$WORK/notes/lib/b.cpp"
+expect_notes "a note written out twice" 1 "Note [Lost] is written out 2 times"
 
 finish lint
