@@ -102,18 +102,18 @@ bool print_summary(const Log& log, const train::TrainSummary& s, double min_accu
 
 void print_timing(const Log& log, int rank, double startup_seconds, const train::PhaseTimes& p) {
   const double total = std::max(p.total(), 1e-12);
-  char graphed[160] = "";
-  if (p.graphed()) {
-    std::snprintf(graphed, sizeof graphed,
-                  ", launch %.0f%%, device %.0f%% (graphed steps: their collectives' share is "
-                  "not measured)",
-                  100 * p.launch / total, 100 * p.device / total);
+  std::string shares;
+  for (std::size_t i = 0; i < train::kPhaseCount; ++i) {
+    const train::Phase phase = train::phase_at(i);
+    if (!p.shown(phase)) continue;
+    char share[48];
+    std::snprintf(share, sizeof share, "%s%s %.0f%%", shares.empty() ? "" : ", ",
+                  train::phase_label(phase).c_str(), 100 * p[phase] / total);
+    shares += share;
   }
-  log.line(
-      "# first training step %.2f s after launch; training time on rank %d: data %.0f%%, "
-      "forward %.0f%%, backward %.0f%%, comm wait %.0f%%, optimizer %.0f%%%s",
-      startup_seconds, rank, 100 * p.data / total, 100 * p.forward / total,
-      100 * p.backward / total, 100 * p.comm_wait / total, 100 * p.optimizer / total, graphed);
+  log.line("# first training step %.2f s after launch; training time on rank %d: %s%s",
+           startup_seconds, rank, shares.c_str(),
+           p.graphed() ? " (graphed steps: their collectives' share is not measured)" : "");
 }
 
 void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,

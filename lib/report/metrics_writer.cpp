@@ -16,14 +16,10 @@ namespace mnist_ddp::report {
 namespace {
 
 nlohmann::json phase_record(const train::PhaseTimes& phases) {
-  nlohmann::json record = {{"data_s", phases.data},
-                           {"forward_s", phases.forward},
-                           {"backward_s", phases.backward},
-                           {"comm_wait_s", phases.comm_wait},
-                           {"optimizer_s", phases.optimizer}};
-  if (phases.graphed()) {
-    record["launch_s"] = phases.launch;
-    record["device_s"] = phases.device;
+  nlohmann::json record = nlohmann::json::object();
+  for (std::size_t i = 0; i < train::kPhaseCount; ++i) {
+    const train::Phase phase = train::phase_at(i);
+    if (phases.shown(phase)) record[std::string(train::phase_name(phase)) + "_s"] = phases[phase];
   }
   return record;
 }

@@ -18,7 +18,7 @@ std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
                                          std::int64_t steps_trained) {
   std::vector<double> mine = {static_cast<double>(steps_trained),
                               static_cast<double>(summary.images) / comm.size(), peak_rss_mib()};
-  for (const auto field : train::PhaseTimes::kFields) mine.push_back(summary.phases.*field);
+  mine.insert(mine.end(), summary.phases.seconds.begin(), summary.phases.seconds.end());
   const at::Tensor all = comm.all_gather(at::tensor(mine, at::kDouble)).contiguous();
   std::vector<RankStats> stats;
   for (int rank = 0; rank < comm.size(); ++rank) {
@@ -28,8 +28,7 @@ std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
     s.steps = static_cast<std::int64_t>(v[0]);
     s.images = static_cast<std::int64_t>(v[1]);
     s.peak_rss_mib = v[2];
-    const double* phase = v + 3;
-    for (const auto field : train::PhaseTimes::kFields) s.phases.*field = *phase++;
+    std::copy_n(v + 3, train::kPhaseCount, s.phases.seconds.begin());
     stats.push_back(s);
   }
   return stats;

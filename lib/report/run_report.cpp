@@ -20,6 +20,7 @@ constexpr const char* kPurple = "#cc79a7";
 constexpr const char* kSky = "#56b4e9";
 constexpr const char* kGrey = "#b4b4b4";
 constexpr const char* kYellow = "#f0e442";
+constexpr const char* kBlack = "#000000";
 
 // The Content-Security-Policy makes a browser refuse, and log, anything from outside the page.
 constexpr const char* kHead = R"(<meta charset="utf-8">
@@ -57,23 +58,33 @@ std::string pairs_table(const std::vector<std::pair<std::string, std::string>>& 
   return html + "</table>\n";
 }
 
-/// The phases of a rank's step, in the order of train::PhaseTimes::kFields and of the chart's
-/// stack; a graphed step's (kLaunch, kDevice) only where some rank ran graphed steps.
-enum Phase : size_t { kData, kForward, kBackward, kCommWait, kOptimizer, kLaunch, kDevice };
-
 /// Whether a rank ran graphed steps, whose collectives are not timed.
 bool any_graphed(const RunReport& report) {
   return std::any_of(report.ranks.begin(), report.ranks.end(),
                      [](const ReportRank& rank) { return rank.phases.graphed(); });
 }
 
-/// Milliseconds per step of each Phase shown (`graphed`: all, else up to kOptimizer), then what
-/// the phases leave of the measured step.
-std::vector<double> phase_ms_per_step(const ReportRank& rank, bool graphed) {
+/// The phases the chart stacks, in Phase order: each one some rank shows (PhaseTimes::shown).
+std::vector<train::Phase> charted_phases(const RunReport& report) {
+  std::vector<train::Phase> phases;
+  for (std::size_t i = 0; i < train::kPhaseCount; ++i) {
+    const train::Phase phase = train::phase_at(i);
+    if (std::any_of(report.ranks.begin(), report.ranks.end(),
+                    [phase](const ReportRank& rank) { return rank.phases.shown(phase); }))
+      phases.push_back(phase);
+  }
+  return phases;
+}
+
+/// Where an eager phase is in phase_ms_per_step's values: every rank charts all of them first.
+constexpr std::size_t at(train::Phase phase) { return static_cast<std::size_t>(phase); }
+
+/// Milliseconds per step of each of `phases`, then what the phases leave of the measured step.
+std::vector<double> phase_ms_per_step(const ReportRank& rank,
+                                      const std::vector<train::Phase>& phases) {
   const double per_step = rank.steps > 0 ? 1000.0 / static_cast<double>(rank.steps) : 0.0;
   std::vector<double> ms;
-  for (size_t phase = kData; phase <= (graphed ? kDevice : kOptimizer); ++phase)
-    ms.push_back(rank.phases.*train::PhaseTimes::kFields[phase] * per_step);
+  for (const train::Phase phase : phases) ms.push_back(rank.phases[phase] * per_step);
   double timed = 0;
   for (const double value : ms) timed += value;
   const double step_ms = rank.step_seconds_mean * 1000.0;
@@ -84,7 +95,9 @@ std::vector<double> phase_ms_per_step(const ReportRank& rank, bool graphed) {
 
 /// Compute time per step: everything but the wait for the allreduce.
 double compute_ms(const std::vector<double>& ms) {
-  return ms[kData] + ms[kForward] + ms[kBackward] + ms[kOptimizer];
+  using train::Phase;
+  return ms[at(Phase::kData)] + ms[at(Phase::kForward)] + ms[at(Phase::kBackward)] +
+         ms[at(Phase::kOptimizer)];
 }
 
 // Note [Finding the straggler]: synchronous averaging makes every rank's step as long as the
@@ -175,20 +188,17 @@ std::string throughput_chart(const RunReport& report) {
   return line_chart_html(chart);
 }
 
-std::string phase_chart(const RunReport& report, const std::vector<std::vector<double>>& ms,
-                        bool graphed, int straggler) {
+std::string phase_chart(const RunReport& report, const std::vector<train::Phase>& phases,
+                        const std::vector<std::vector<double>>& ms, int straggler) {
+  // In Phase order.
+  constexpr std::array<const char*, train::kPhaseCount> kPhaseColors = {
+      kSky, kBlue, kGreen, kOrange, kPurple, kBlack, kVermilion, kYellow};
   StackedBarChart chart;
   chart.id = "chart-phases";
   chart.x_label = "milliseconds per training step";
   chart.unit = " ms";
-  // In Phase order.
-  chart.segments = {{"data", kSky},
-                    {"forward", kBlue},
-                    {"backward", kGreen},
-                    {"comm wait", kOrange},
-                    {"optimizer", kPurple}};
-  if (graphed)
-    chart.segments.insert(chart.segments.end(), {{"launch", kVermilion}, {"device", kYellow}});
+  for (const train::Phase phase : phases)
+    chart.segments.emplace_back(train::phase_label(phase), kPhaseColors[at(phase)]);
   chart.segments.emplace_back("other", kGrey);
   chart.no_data_note = "no rank recorded its step times";
   for (size_t r = 0; r < report.ranks.size(); ++r) {
@@ -226,7 +236,8 @@ std::string layout_table(const RunReport& report, const std::vector<std::vector<
          << "</td><td class=\"num\">" << rank.local_rank << "</td><td>" << html_escape(rank.device)
          << "</td><td class=\"num\">" << format_number(rank.step_seconds_mean * 1000.0)
          << "</td><td class=\"num\">" << unless_graphed(compute_ms(ms[r]))
-         << "</td><td class=\"num\">" << unless_graphed(ms[r][kCommWait]) << "</td></tr>\n";
+         << "</td><td class=\"num\">" << unless_graphed(ms[r][at(train::Phase::kCommWait)])
+         << "</td></tr>\n";
   }
   html << "</table>\n";
   return html.str();
@@ -237,8 +248,9 @@ std::string layout_table(const RunReport& report, const std::vector<std::vector<
 std::string run_report_html(const RunReport& report) {
   const std::string title = report.title.empty() ? "mnist_ddp run" : report.title;
   const bool graphed = any_graphed(report);
+  const std::vector<train::Phase> phases = charted_phases(report);
   std::vector<std::vector<double>> ms;
-  for (const ReportRank& rank : report.ranks) ms.push_back(phase_ms_per_step(rank, graphed));
+  for (const ReportRank& rank : report.ranks) ms.push_back(phase_ms_per_step(rank, phases));
   const int straggler = graphed ? -1 : find_straggler(ms);
 
   std::ostringstream html;
@@ -252,7 +264,7 @@ std::string run_report_html(const RunReport& report) {
                  report.steps.empty() ? "" : "Faint: every recorded step; dots: epoch means.")
        << figure("Test accuracy", accuracy_chart(report))
        << figure("Throughput", throughput_chart(report))
-       << figure("Time per step by rank and phase", phase_chart(report, ms, graphed, straggler),
+       << figure("Time per step by rank and phase", phase_chart(report, phases, ms, straggler),
                  straggler_note(report, ms, straggler))
        << "</div>\n<div class=\"tables\">\n<section>\n<h2>Layout</h2>\n"
        << layout_table(report, ms, graphed, straggler)

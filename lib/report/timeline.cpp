@@ -1,9 +1,9 @@
-// lib/report/timeline.cpp — spans as float64 rows (names as kSpanNames indices): one all_gather.
+// lib/report/timeline.cpp — spans as float64 rows (names as span_names() indices): one all_gather.
 #include "report/timeline.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -15,14 +15,22 @@ namespace mnist_ddp::report {
 namespace {
 
 constexpr std::int64_t kFields = 5;
-constexpr const char* kSpanNames[] = {"data",      "forward",   "backward", "comm_wait",
-                                      "optimizer", "allreduce", "evaluate", "checkpoint",
-                                      "launch",    "device"};
 constexpr double kUnknownName = -1;
 
+/// The phases' names, then the other spans'.
+const std::vector<const char*>& span_names() {
+  static const std::vector<const char*> names = [] {
+    std::vector<const char*> all(train::kPhaseNames.begin(), train::kPhaseNames.end());
+    all.insert(all.end(), train::kOtherSpanNames.begin(), train::kOtherSpanNames.end());
+    return all;
+  }();
+  return names;
+}
+
 double name_index(const char* name) {
-  for (size_t i = 0; i < std::size(kSpanNames); ++i) {
-    if (std::strcmp(kSpanNames[i], name) == 0) return static_cast<double>(i);
+  const std::vector<const char*>& names = span_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::strcmp(names[i], name) == 0) return static_cast<double>(i);
   }
   return kUnknownName;
 }
@@ -86,10 +94,11 @@ std::int64_t Timeline::write(const std::string& path,
     const auto* span = all[rank].data_ptr<double>();
     for (std::int64_t i = 0; i < counts[rank][0].item<std::int64_t>(); ++i, span += kFields) {
       const auto name = static_cast<std::int64_t>(span[0]);
-      const bool collective = name >= 0 && std::strcmp(kSpanNames[name], "allreduce") == 0;
+      const char* text = name >= 0 ? span_names()[static_cast<size_t>(name)] : "other";
+      const bool collective = std::strcmp(text, train::kAllreduceSpan) == 0;
       nlohmann::json args = {{"step", static_cast<std::int64_t>(span[3])}};
       if (collective) args["bytes"] = static_cast<std::int64_t>(span[4]);
-      events.push_back({{"name", name >= 0 ? kSpanNames[name] : "other"},
+      events.push_back({{"name", text},
                         {"cat", collective ? "communication" : "compute"},
                         {"ph", "X"},
                         {"pid", rank},

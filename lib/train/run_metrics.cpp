@@ -28,14 +28,14 @@ void RunMetrics::add_step(std::int64_t images, int losses, const PhaseTimes& pha
 
 RunMetrics::Sums RunMetrics::take(Sums& mine, int index) {
   std::vector<double> host = {mine.losses, mine.images};
-  for (const auto field : PhaseTimes::kFields) host.push_back(mine.phases.*field);
+  host.insert(host.end(), mine.phases.seconds.begin(), mine.phases.seconds.end());
   at::Tensor all = at::cat({loss_sums_.narrow(0, index, 1).cpu(), at::tensor(host, at::kDouble)});
   loss_sums_[index].zero_();
   Sums sums = std::exchange(mine, Sums{});  // its steps: this rank's, as every rank's
   comm_.all_reduce(all, distributed::ReduceOp::kSum);
   const double* sum = all.data_ptr<double>();
   for (double* value : {&sums.loss, &sums.losses, &sums.images}) *value = *sum++;
-  for (const auto field : PhaseTimes::kFields) sums.phases.*field = *sum++;
+  for (double& phase : sums.phases.seconds) phase = *sum++;
   return sums;
 }
 
@@ -54,8 +54,8 @@ LogWindow RunMetrics::take_window() {
   window.steps = sums.steps;
   window.loss = sums.loss / std::max(1.0, sums.losses);
   window.images_per_sec = sums.images / std::max(seconds, 1e-12);
-  for (const auto field : PhaseTimes::kFields)
-    window.phases.*field = sums.phases.*field / comm_.size();
+  for (std::size_t i = 0; i < kPhaseCount; ++i)
+    window.phases.seconds[i] = sums.phases.seconds[i] / comm_.size();
   return window;
 }
 

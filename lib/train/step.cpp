@@ -97,7 +97,7 @@ StepResult Step::run(const TrainerHooks& hooks) {
               static_cast<long long>(progress_.step + 1), graphed_->fallback().c_str());
   }
   if (step.graphed) {
-    clock.lap(&PhaseTimes::launch, "launch");
+    clock.lap(Phase::kLaunch);
   } else {
     reducer_.zero_grad();
     for (int micro = 0; micro < step.micro_batches; ++micro) {
@@ -107,7 +107,7 @@ StepResult Step::run(const TrainerHooks& hooks) {
     update(clock);
     if (hooks.on_span) {
       for (const ddp::GradientReducer::CollectiveTiming& t : reducer_.last_collectives())
-        hooks.on_span(Span{"allreduce", t.launched, t.done, progress_.step + 1, t.bytes});
+        hooks.on_span(Span{kAllreduceSpan, t.launched, t.done, progress_.step + 1, t.bytes});
     }
   }
   first_ += step.images;
@@ -130,7 +130,7 @@ StepResult Step::run(const TrainerHooks& hooks) {
 void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool communicate,
                             PhaseClock& clock) {
   const data::Batch batch = train_batches_.make(indices);
-  clock.lap(&PhaseTimes::data, "data");
+  clock.lap(Phase::kData);
   std::vector<at::Tensor> losses;  // this rank's (each replica's under --mode dp)
   {
     const model::AutocastScope autocast(device_.type(),
@@ -140,7 +140,7 @@ void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool c
                        : std::vector<at::Tensor>{at::cross_entropy_loss(
                              model_.forward(batch.inputs).to(at::kFloat), batch.targets)};
   }
-  clock.lap(&PhaseTimes::forward, "forward");
+  clock.lap(Phase::kForward);
   reducer_.prepare_backward(communicate);
   at::Tensor detached = losses[0].detach();
   for (size_t r = 1; r < losses.size(); ++r) detached = detached + losses[r].detach().to(device_);
@@ -149,35 +149,35 @@ void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool c
   }
   // One call for every replica's loss: the GPUs run their backward passes concurrently.
   torch::autograd::backward(losses);
-  clock.lap(&PhaseTimes::backward, "backward");
+  clock.lap(Phase::kBackward);
   metrics_.add_loss(detached);
 }
 
 void Step::update(PhaseClock& clock) {
   if (replicas_) replicas_->gather_gradients();
   reducer_.finish();
-  clock.lap(&PhaseTimes::comm_wait, "comm_wait");
+  clock.lap(Phase::kCommWait);
   device_optimizer_.apply();
   if (replicas_) replicas_->broadcast_parameters();
-  clock.lap(&PhaseTimes::optimizer, "optimizer");
+  clock.lap(Phase::kOptimizer);
 }
 
 // Note [The device's time in the phases]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // On a GPU the host waits only where it reads a value back, so host-timed phases count launches.
 // The stop-flag read, which waits for every queued step, is timed in the step: an eager step's
-// comm_wait, a graphed step's device phase. It must happen every kCudaStopCheckSteps, before any
+// drain phase, a graphed step's device phase. It must happen every kCudaStopCheckSteps, before any
 // other device read (log, evaluation, checkpoint, epoch end) and before an eager step follows a
 // graphed one, so all device time lands in the phases. CPU kernels finish within their call.
 bool Step::stop_agreed(StepResult& step, bool device_read_follows, const TrainerHooks& hooks) {
-  // An eager step's wait has no span of its own.
-  PhaseClock clock(step.phases, step.graphed ? hooks.on_span : kUntraced, progress_.step);
+  PhaseClock clock(step.phases, hooks.on_span, progress_.step);
   // An eager step next (the partial batch) would otherwise wait for this one's device work.
   const bool eager_next = step.graphed && samples_left() < config_.batch_size;
   const bool read = !device_.is_cuda() || progress_.step % kCudaStopCheckSteps == 0 ||
                     device_read_follows || eager_next;
   const bool stop = read && reducer_.any_rank_stopping();
-  clock.lap(step.graphed ? &PhaseTimes::device : &PhaseTimes::comm_wait, "device");
+  // On the CPU nothing is queued: an eager step has no drain.
+  if (step.graphed || device_.is_cuda()) clock.lap(step.graphed ? Phase::kDevice : Phase::kDrain);
   return stop;
 }
 

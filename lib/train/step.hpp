@@ -27,11 +27,11 @@ class PhaseClock {
   PhaseClock(PhaseTimes& times, const std::function<void(const Span&)>& on_span, std::int64_t step)
       : times_(times), on_span_(on_span), step_(step) {}
 
-  /// Ends the phase `name` (counted in `field`) now; the next phase starts.
-  void lap(double PhaseTimes::*field, const char* name) {
+  /// Ends `phase` now; the next phase starts.
+  void lap(Phase phase) {
     const TraceClock::time_point now = TraceClock::now();
-    times_.*field += std::chrono::duration<double>(now - mark_).count();
-    if (on_span_) on_span_(Span{name, mark_, now, step_});
+    times_[phase] += std::chrono::duration<double>(now - mark_).count();
+    if (on_span_) on_span_(Span{phase_name(phase), mark_, now, step_});
     mark_ = now;
   }
 

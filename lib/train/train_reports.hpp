@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "checkpoint/checkpoint_point.hpp"
+#include "train/phases.hpp"
 
 namespace mnist_ddp::train {
 
@@ -21,40 +23,18 @@ struct EvalResult {
   std::int64_t count = 0;  // every sample exactly once, whatever the world size
 };
 
-/// This rank's training seconds: eager steps fill the first five phases, graphed the last two.
-struct PhaseTimes {
-  double data = 0;       // gathering and normalizing batches
-  double forward = 0;    // forward pass and loss
-  double backward = 0;   // backward pass, with the bucket allreduces it starts
-  double comm_wait = 0;  // allreduce wait (Note [The device's time in the phases])
-  double optimizer = 0;  // optimizer step
-  double launch = 0;     // a graphed step's launch (on the CPU, its whole run)
-  double device = 0;     // a graphed step's device work: compute and collectives
-  static constexpr double PhaseTimes::*kFields[] = {
-      &PhaseTimes::data,      &PhaseTimes::forward, &PhaseTimes::backward, &PhaseTimes::comm_wait,
-      &PhaseTimes::optimizer, &PhaseTimes::launch,  &PhaseTimes::device};
-  double total() const {
-    double sum = 0;
-    for (const auto field : kFields) sum += this->*field;
-    return sum;
-  }
-  PhaseTimes& operator+=(const PhaseTimes& other) {
-    for (const auto field : kFields) this->*field += other.*field;
-    return *this;
-  }
-  bool graphed() const { return launch + device > 0; }
-  /// comm_wait's share; unknown where graphed steps are among these.
-  std::optional<double> comm_share() const {
-    if (graphed()) return std::nullopt;
-    return comm_wait / std::max(total(), 1e-12);
-  }
-};
-
 using TraceClock = std::chrono::steady_clock;
+
+/// The timeline's spans beside the phases.
+inline constexpr const char* kAllreduceSpan = "allreduce";
+inline constexpr const char* kEvaluateSpan = "evaluate";
+inline constexpr const char* kCheckpointSpan = "checkpoint";
+inline constexpr std::array<const char*, 3> kOtherSpanNames = {kAllreduceSpan, kEvaluateSpan,
+                                                               kCheckpointSpan};
 
 /// A stretch of this rank's time, for timelines.
 struct Span {
-  const char* name = "";  // a phase, "allreduce", "evaluate" or "checkpoint"
+  const char* name = "";  // a phase's name (kPhaseNames) or one of kOtherSpanNames
   TraceClock::time_point start;
   TraceClock::time_point end;
   std::int64_t step = 0;   // the optimizer step it belongs to (1-based)

@@ -106,7 +106,7 @@ EvalReport Trainer::evaluate_and_report(const TrainerHooks& hooks, double train_
   report.epoch = progress_.epoch + 1;
   report.step = progress_.step;
   report.test = evaluate_test_set();
-  if (hooks.on_span) hooks.on_span(Span{"evaluate", start, Clock::now(), progress_.step});
+  if (hooks.on_span) hooks.on_span(Span{kEvaluateSpan, start, Clock::now(), progress_.step});
   report.train_seconds = train_seconds;
   report.elapsed_seconds = seconds_since(run_start_);
   report.launch_seconds = seconds_since_process_start();
@@ -243,7 +243,7 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
 void Trainer::checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoint point) {
   const Clock::time_point start = Clock::now();
   hooks.on_checkpoint(point);
-  if (hooks.on_span) hooks.on_span(Span{"checkpoint", start, Clock::now(), progress_.step});
+  if (hooks.on_span) hooks.on_span(Span{kCheckpointSpan, start, Clock::now(), progress_.step});
 }
 
 checkpoint::CheckpointContents Trainer::checkpoint() {

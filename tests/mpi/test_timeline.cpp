@@ -82,6 +82,31 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
   }
 }
 
+TEST_CASE("every phase's and span's name comes back from the trace") {
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator comm(world.comm());
+  const testing::TempDir folder;
+  const std::string path = folder.file("trace.json");
+  Timeline timeline(comm, /*enabled=*/true, config::StepRange{1, 1000});
+  timeline.start();
+  std::vector<std::string> names(train::kPhaseNames.begin(), train::kPhaseNames.end());
+  names.insert(names.end(), train::kOtherSpanNames.begin(), train::kOtherSpanNames.end());
+  const TraceClock::time_point now = TraceClock::now();
+  for (const std::string& name : names) timeline.add(Span{name.c_str(), now, now, /*step=*/1});
+  config::TrainConfig cpu;
+  cpu.device = config::Device::kCpu;
+  timeline.write(path, distributed::plan_devices(cpu, world).layout);
+  if (world.rank() != 0) return;
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json trace = nlohmann::json::parse(file);
+  std::vector<std::string> read;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (event["ph"] == "X" && event["pid"] == 0) read.push_back(event["name"]);
+  }
+  CHECK(read == names);
+}
+
 TEST_CASE("the timeline keeps only the spans of the steps in its window") {
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator comm(world.comm());

@@ -51,11 +51,11 @@ ReportRank make_rank(int rank, std::int64_t steps, bool straggler, double other_
   result.device = "cpu";
   result.steps = steps;
   result.step_seconds_mean = per_step_s;
-  result.phases.data = total(data);
-  result.phases.forward = total(forward);
-  result.phases.backward = total(backward);
-  result.phases.comm_wait = total(comm_wait);
-  result.phases.optimizer = total(optimizer);
+  result.phases[mnist_ddp::train::Phase::kData] = total(data);
+  result.phases[mnist_ddp::train::Phase::kForward] = total(forward);
+  result.phases[mnist_ddp::train::Phase::kBackward] = total(backward);
+  result.phases[mnist_ddp::train::Phase::kCommWait] = total(comm_wait);
+  result.phases[mnist_ddp::train::Phase::kOptimizer] = total(optimizer);
   return result;
 }
 

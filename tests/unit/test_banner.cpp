@@ -21,7 +21,7 @@ RankStats rank_stats(int rank, double seconds) {
   stats.rank = rank;
   stats.steps = 100;
   stats.images = 6400;
-  stats.phases.forward = seconds;
+  stats.phases[train::Phase::kForward] = seconds;
   stats.peak_rss_mib = 200;
   return stats;
 }
@@ -98,9 +98,9 @@ TEST_CASE("banner rank table: the rank more than 5% slower than the fastest is m
 
 TEST_CASE("banner: a graphed rank's comm wait share is unknown, its timing names launch, device") {
   std::vector<RankStats> ranks = {rank_stats(0, 1.0), rank_stats(1, 1.0)};
-  ranks[1].phases.forward = 0.25;
-  ranks[1].phases.launch = 0.25;
-  ranks[1].phases.device = 0.5;
+  ranks[1].phases[train::Phase::kForward] = 0.25;
+  ranks[1].phases[train::Phase::kLaunch] = 0.25;
+  ranks[1].phases[train::Phase::kDevice] = 0.5;
   const std::vector<distributed::RankPlacement> layout = {{0, "a", 0, "cpu", 1, 1, ""},
                                                           {1, "b", 0, "cpu", 1, 1, ""}};
   const std::vector<std::string> table =

@@ -111,10 +111,10 @@ TEST_SUITE("MetricsWriter") {
     MetricsWriter writer(path, report::RunFacts{}, /*append=*/false);
     train::StepReport step;
     step.window = train::LogWindow{};
-    step.window->phases.forward = 0.5;
+    step.window->phases[train::Phase::kForward] = 0.5;
     writer.write_step(step);
-    step.window->phases.launch = 0.25;
-    step.window->phases.device = 0.75;
+    step.window->phases[train::Phase::kLaunch] = 0.25;
+    step.window->phases[train::Phase::kDevice] = 0.75;
     writer.write_step(step);
     const std::vector<std::string> lines = lines_of(path);
     REQUIRE(lines.size() == 2);

@@ -18,15 +18,15 @@ TEST_CASE("run metrics: a log window is every rank's losses and images over this
   RunMetrics metrics(c10::Device(c10::kCPU), two_ranks);
   for (const double value : {2.0, 4.0}) metrics.add_loss(loss(value));
   PhaseTimes phases;
-  phases.data = 0.5;
-  phases.forward = 1.5;
+  phases[train::Phase::kData] = 0.5;
+  phases[train::Phase::kForward] = 1.5;
   metrics.add_step(/*images=*/32, /*losses=*/2, phases);
   const LogWindow window = metrics.take_window();
   CHECK(window.steps == 1);
-  CHECK(window.loss == 3.0);                   // (2 + 4) * 2 ranks / (2 * 2 ranks)
-  CHECK(window.images_per_sec == 64.0 / 2.0);  // both ranks' images over this rank's 2 s
-  CHECK(window.phases.data == 0.5);            // per rank, averaged over the ranks
-  CHECK(window.phases.forward == 1.5);
+  CHECK(window.loss == 3.0);                         // (2 + 4) * 2 ranks / (2 * 2 ranks)
+  CHECK(window.images_per_sec == 64.0 / 2.0);        // both ranks' images over this rank's 2 s
+  CHECK(window.phases[train::Phase::kData] == 0.5);  // per rank, averaged over the ranks
+  CHECK(window.phases[train::Phase::kForward] == 1.5);
   CHECK(window.phases.total() == 2.0);
 
   const LogWindow empty = metrics.take_window();  // a window starts again from zero
@@ -58,22 +58,22 @@ TEST_CASE("run metrics: the epoch's sums go into the progress, apart from the wi
 
 TEST_CASE("phase times: a total of every phase; comm wait's share unknown with graphed steps") {
   PhaseTimes eager;
-  eager.data = 1;
-  eager.comm_wait = 3;
+  eager[train::Phase::kData] = 1;
+  eager[train::Phase::kCommWait] = 3;
   CHECK(eager.total() == 4);
   CHECK_FALSE(eager.graphed());
   CHECK(eager.comm_share() == 0.75);
 
   PhaseTimes graphed;
-  graphed.launch = 1;
-  graphed.device = 2;
+  graphed[train::Phase::kLaunch] = 1;
+  graphed[train::Phase::kDevice] = 2;
   CHECK(graphed.total() == 3);
   CHECK(graphed.graphed());
   CHECK_FALSE(graphed.comm_share().has_value());
 
   eager += graphed;
   CHECK(eager.total() == 7);
-  CHECK(eager.device == 2);
+  CHECK(eager[train::Phase::kDevice] == 2);
   CHECK_FALSE(eager.comm_share().has_value());
 }
 

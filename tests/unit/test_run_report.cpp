@@ -50,11 +50,11 @@ ReportRank make_rank(int rank, double compute_ms, double wait_ms, double other_m
   result.device = "cpu";
   result.steps = 100;
   // Seconds over 100 steps: 0.1 s total is 1 ms per step.
-  result.phases.data = 0.1 * compute_ms * 0.1;
-  result.phases.forward = 0.1 * compute_ms * 0.3;
-  result.phases.backward = 0.1 * compute_ms * 0.5;
-  result.phases.optimizer = 0.1 * compute_ms * 0.1;
-  result.phases.comm_wait = 0.1 * wait_ms;
+  result.phases[train::Phase::kData] = 0.1 * compute_ms * 0.1;
+  result.phases[train::Phase::kForward] = 0.1 * compute_ms * 0.3;
+  result.phases[train::Phase::kBackward] = 0.1 * compute_ms * 0.5;
+  result.phases[train::Phase::kOptimizer] = 0.1 * compute_ms * 0.1;
+  result.phases[train::Phase::kCommWait] = 0.1 * wait_ms;
   result.step_seconds_mean = (compute_ms + wait_ms + other_ms) / 1000.0;
   return result;
 }
@@ -236,8 +236,9 @@ TEST_SUITE("write_run_report") {
   TEST_CASE("graphed steps: launch and device in the chart, comm wait not measured, no straggler") {
     RunReport report = make_report(2, 5);
     report.ranks = {make_rank(0, 10, 8, 0), make_rank(1, 17, 1, 0)};
-    report.ranks[1].phases.launch = 0.1 * 2;  // 2 ms a step of launching and 4 of the device
-    report.ranks[1].phases.device = 0.1 * 4;
+    report.ranks[1].phases[train::Phase::kLaunch] =
+        0.1 * 2;  // 2 ms a step of launching and 4 of the device
+    report.ranks[1].phases[train::Phase::kDevice] = 0.1 * 4;
     report.ranks[1].step_seconds_mean += 0.006;
     const std::string page = written(report);
     const std::string phases = chart_svg(page, "chart-phases");
