@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 
 #include "checkpoint/checkpoint_meta.hpp"
+#include "common/atomic_file.hpp"
 #include "common/process_clock.hpp"
 #include "distributed/agreed_failure.hpp"
 #include "distributed/broadcast_bytes.hpp"
@@ -47,6 +48,11 @@ Checkpointer::Checkpointer(const config::TrainConfig& config, const distributed:
   distributed::run_agreed(world_, "opening the checkpoint folder", [&] {
     if (world_.rank() == 0 && !config_.checkpoint_dir.empty()) {
       store_ = std::make_unique<CheckpointStore>(config_.checkpoint_dir, config_.keep_last);
+      // A folder that exists but takes no file would otherwise fail at the first checkpoint.
+      if (!config_.eval_only) {
+        require_writable_folder(config_.checkpoint_dir,
+                                "--checkpoint-dir '" + config_.checkpoint_dir + "'");
+      }
     }
   });
 }

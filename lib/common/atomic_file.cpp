@@ -66,6 +66,14 @@ void write_all(int fd, std::string_view contents, const std::string& path) {
 
 }  // namespace
 
+void require_writable_folder(const std::string& folder, const std::string& what) {
+  try {
+    const TemporaryFile probe(folder + "/.mnist_ddp-write-check.");
+  } catch (const Error& e) {
+    throw UsageError(what + ": " + e.what());
+  }
+}
+
 void write_file_atomically(const std::string& path, std::string_view contents) {
   const std::filesystem::path target(path);
   const std::string folder =

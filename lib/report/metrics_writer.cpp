@@ -47,7 +47,7 @@ bool ends_mid_line(int fd) {
 }  // namespace
 
 MetricsWriter::MetricsWriter(const std::string& path, RunFacts facts, bool append)
-    : facts_(std::move(facts)) {
+    : path_(path), facts_(std::move(facts)) {
   if (path.empty()) return;
   const int fd = open_metrics_file(path, append);
   const bool close_line = append && ends_mid_line(fd);
@@ -142,7 +142,8 @@ void MetricsWriter::write(nlohmann::json record) {
   const std::string line = record.dump() + '\n';
   if (std::fwrite(line.data(), 1, line.size(), file_.get()) != line.size() ||
       std::fflush(file_.get()) != 0) {
-    throw Error(ExitCode::kFailure, "writing the metrics file failed");
+    throw Error(ExitCode::kFailure,
+                "writing --metrics-file '" + path_ + "' failed: " + std::strerror(errno));
   }
 }
 

@@ -48,6 +48,7 @@ class MetricsWriter {
     void operator()(std::FILE* file) const { std::fclose(file); }
   };
   std::unique_ptr<std::FILE, CloseFile> file_;
+  std::string path_;  // for errors
   RunFacts facts_;
 };
 

@@ -1,13 +1,12 @@
 // lib/report/run_outputs.cpp — wiring of the trainer's callbacks to the outputs.
 #include "report/run_outputs.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
@@ -18,11 +17,8 @@ namespace mnist_ddp::report {
 
 void require_writable_location(const std::string& path, const char* option) {
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  const std::string shown = folder.empty() ? "." : folder.string();
-  if (access(shown.c_str(), W_OK) != 0) {
-    throw UsageError(std::string("--") + option + " '" + path + "': folder '" + shown +
-                     "' does not exist or is not writable");
-  }
+  require_writable_folder(folder.empty() ? "." : folder.string(),
+                          std::string("--") + option + " '" + path + "'");
 }
 
 namespace {
@@ -51,6 +47,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
   on_rank_zero(comm, config.timeline, "timeline");
   on_rank_zero(comm, config.report, "report");
+  on_rank_zero(comm, config.export_model, "export-model");
   if (comm.rank() == 0 && !config.tensorboard_dir.empty())
     tensorboard_ = std::make_unique<TensorBoardWriter>(config.tensorboard_dir);
 }

@@ -59,8 +59,8 @@ class RunOutputs {
   std::int64_t steps_trained_ = 0;  // by this process (a resumed run counts from its start)
 };
 
-/// Throws UsageError when the folder of --`option`'s `path` is missing or not writable: checked
-/// before training, so a typo does not cost a whole run.
+/// Throws UsageError when no file can be created in the folder of --`option`'s `path`: checked
+/// before training, so a typo or a read-only mount does not cost a whole run.
 void require_writable_location(const std::string& path, const char* option);
 
 }  // namespace mnist_ddp::report
