@@ -15,6 +15,7 @@ enum class ExitCode : int {
   kCheckpoint = 4,  // bad checkpoint
   kComm = 5,        // communication failure or timeout
   kPreempted = 6,   // stopped by SIGTERM/SIGUSR1 after writing a checkpoint; resume to continue
+  kNotFinite = 8,   // a training loss that is not finite: stopped, no checkpoint written after it
 };
 
 /// An error that knows which exit code it ends the program with.

@@ -9,6 +9,13 @@
 #include <torch/csrc/autograd/variable.h>
 
 namespace mnist_ddp::ddp {
+namespace {
+
+// A stop request flags 1, a loss that is not finite this: the flags' sum tells them apart for any
+// world size below 2^14, on a float16 or bfloat16 wire too (Note [Stop agreement]).
+constexpr double kNotFiniteFlag = 32768;
+
+}  // namespace
 
 GradientReducer::GradientReducer(distributed::Communicator& comm,
                                  std::vector<at::Tensor> parameters, double bucket_mb,
@@ -90,6 +97,11 @@ void GradientReducer::request_stop(bool stop_requested) {
   stop_flag_.fill_(stop_requested ? 1.0 : 0.0);
 }
 
+void GradientReducer::stop_if_not_finite(const at::Tensor& loss) {
+  stop_flag_.copy_(at::maximum(
+      stop_flag_, at::logical_not(at::isfinite(loss).all()).to(at::kFloat) * kNotFiniteFlag));
+}
+
 void GradientReducer::prepare_backward(bool communicate) {
   communicate_ = communicate && communicates_;
   for (Bucket& bucket : buckets_) bucket.pending = bucket.parameters.size();
@@ -163,8 +175,11 @@ void GradientReducer::finish() {
   std::fill(got_gradient_.begin(), got_gradient_.end(), false);
 }
 
-bool GradientReducer::any_rank_stopping() const {
-  return stop_flag_.item<float>() > 0;  // the average of 0/1 flags is > 0 if any was 1
+StopReason GradientReducer::any_rank_stopping() const {
+  // The sum of the flags: averaged where the step communicated.
+  const double sum = stop_flag_.item<float>() * (communicate_ ? comm_.size() : 1);
+  if (sum >= kNotFiniteFlag / 2) return StopReason::kNotFinite;
+  return sum > 0 ? StopReason::kRequested : StopReason::kNone;
 }
 
 }  // namespace mnist_ddp::ddp

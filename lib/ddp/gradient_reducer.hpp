@@ -13,6 +13,9 @@
 
 namespace mnist_ddp::ddp {
 
+/// Why the ranks stop after a step.
+enum class StopReason { kNone, kRequested, kNotFinite };
+
 /// Note [Bucketed gradient reduction]. Buckets of at most `bucket_mb` MB hold the parameters in
 /// reverse registration order; each gradient is a view into its bucket, so nothing is copied per
 /// step. Accumulator hooks count buckets down and ready ones launch in order (Note [Bucket launch
@@ -35,6 +38,9 @@ class GradientReducer {
   /// Rides this rank's stop request on the next step's gradients (Note [Stop agreement]). Call
   /// before each communicating backward, outside a capture (Note [The step as one CUDA graph]).
   void request_stop(bool stop_requested);
+  /// Marks the stop flag when `loss` holds a value that is not finite, on the device, with no
+  /// wait: every rank then stops (Note [Stop agreement]). Before the step's backward.
+  void stop_if_not_finite(const at::Tensor& loss);
 
   /// Before each backward; `communicate` on the last one of the step (others act like no_sync).
   void prepare_backward(bool communicate);
@@ -42,8 +48,9 @@ class GradientReducer {
   /// After the step's last backward: launches the buckets held back, waits for all of them.
   void finish();
 
-  /// After finish(): whether any rank asked to stop. Synchronizes with the training device.
-  bool any_rank_stopping() const;
+  /// After finish(): why ranks stop after this step, if any rank asked to or saw a loss that is
+  /// not finite. Synchronizes with the training device.
+  StopReason any_rank_stopping() const;
 
   size_t bucket_count() const { return buckets_.size(); }
 

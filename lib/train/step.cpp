@@ -147,10 +147,12 @@ void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool c
   if (micro_batches > 1) {
     for (at::Tensor& loss : losses) loss = loss / static_cast<double>(micro_batches);
   }
+  reducer_.stop_if_not_finite(detached);
   // One call for every replica's loss: the GPUs run their backward passes concurrently.
   torch::autograd::backward(losses);
   clock.lap(Phase::kBackward);
   metrics_.add_loss(detached);
+  last_loss_ = detached;
 }
 
 void Step::update(PhaseClock& clock) {
@@ -169,13 +171,14 @@ void Step::update(PhaseClock& clock) {
 // drain phase, a graphed step's device phase. It must happen every kCudaStopCheckSteps, before any
 // other device read (log, evaluation, checkpoint, epoch end) and before an eager step follows a
 // graphed one, so all device time lands in the phases. CPU kernels finish within their call.
-bool Step::stop_agreed(StepResult& step, bool device_read_follows, const TrainerHooks& hooks) {
+ddp::StopReason Step::stop_agreed(StepResult& step, bool device_read_follows,
+                                  const TrainerHooks& hooks) {
   PhaseClock clock(step.phases, hooks.on_span, progress_.step);
   // An eager step next (the partial batch) would otherwise wait for this one's device work.
   const bool eager_next = step.graphed && samples_left() < config_.batch_size;
   const bool read = !device_.is_cuda() || progress_.step % kCudaStopCheckSteps == 0 ||
                     device_read_follows || eager_next;
-  const bool stop = read && reducer_.any_rank_stopping();
+  const ddp::StopReason stop = read ? reducer_.any_rank_stopping() : ddp::StopReason::kNone;
   // On the CPU nothing is queued: an eager step has no drain.
   if (step.graphed || device_.is_cuda()) clock.lap(step.graphed ? Phase::kDevice : Phase::kDrain);
   return stop;

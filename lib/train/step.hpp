@@ -66,9 +66,12 @@ class Step {
 
   /// Trains the shard's next step.
   StepResult run(const TrainerHooks& hooks);
-  /// Collective: whether the ranks agreed to stop after `step`, its wait timed in it (Note [The
-  /// device's time in the phases]).
-  bool stop_agreed(StepResult& step, bool device_read_follows, const TrainerHooks& hooks);
+  /// Collective: whether and why the ranks agreed to stop after `step`, its wait timed in it
+  /// (Note [The device's time in the phases]).
+  ddp::StopReason stop_agreed(StepResult& step, bool device_read_follows,
+                              const TrainerHooks& hooks);
+  /// This rank's loss in the last step, read from the device.
+  double last_loss() const { return last_loss_.item<double>(); }
 
   /// After a restore: the replicas take the new parameters.
   void parameters_replaced();
@@ -96,6 +99,7 @@ class Step {
   LrSchedule schedule_;
   ddp::GradientReducer reducer_;
   std::unique_ptr<ddp::ModelReplicas> replicas_;  // --mode dp only
+  at::Tensor last_loss_;  // this rank's, of the last step (every replay writes the same tensor)
   at::Tensor shard_;
   std::int64_t first_ = 0;                     // the shard's next sample
   std::unique_ptr<data::ShardCursor> cursor_;  // `graphed` only: the shard on the device

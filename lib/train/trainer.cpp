@@ -11,6 +11,7 @@
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
 #include "ddp/parameter_broadcast.hpp"
+#include "distributed/agreed_failure.hpp"
 #include "train/default_generators.hpp"
 #include "train/evaluator.hpp"
 #include "train/make_optimizer.hpp"
@@ -149,16 +150,20 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
     StepResult step = step_.run(hooks);
     const bool last_step = step_.samples_left() == 0;
     const bool ends_run = progress_.step >= step_limit;
-    const bool stop =
+    const ddp::StopReason stop =
         step_.stop_agreed(step,
                           last_step || ends_run || every(progress_.step, config_.log_every) ||
                               every(progress_.step, config_.checkpoint_every) ||
                               every(progress_.step, config_.eval_every),
                           hooks);
+    if (stop == ddp::StopReason::kNotFinite) {
+      stop_not_finite("a training loss is",
+                      " (rank 0's: " + std::to_string(step_.last_loss()) + ")");
+    }
     metrics_.add_step(step.images, step.micro_batches, step.phases);
     phases += step.phases;
     report_step(step, hooks);
-    if (stop) {
+    if (stop == ddp::StopReason::kRequested) {
       stopped = true;
       break;
     }
@@ -187,6 +192,19 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& ho
   report.phases = phases;
   return report;
 }
+void Trainer::stop_not_finite(const std::string& what, const std::string& value) const {
+  if (comm_.rank() == 0) {
+    distributed::report_error(
+        distributed::process_label(),
+        Error(ExitCode::kNotFinite,
+              what + " not finite " + (device_.is_cuda() ? "by" : "at") + " step " +
+                  std::to_string(progress_.step) + value +
+                  ": training stopped there, and no checkpoint holds these weights; try a lower "
+                  "--lr"));
+  }
+  throw distributed::AgreedFailure(static_cast<int>(ExitCode::kNotFinite));
+}
+
 TrainSummary Trainer::run(const TrainerHooks& hooks) {
   run_start_ = Clock::now();
   const std::int64_t step_limit =
@@ -241,6 +259,11 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
 }
 
 void Trainer::checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoint point) {
+  // A finite loss may still have stepped to weights that are not (the same on every rank).
+  std::vector<at::Tensor> finite;
+  for (const at::Tensor& parameter : model_.parameters())
+    finite.push_back(at::isfinite(parameter).all());
+  if (!at::stack(finite).all().item<bool>()) stop_not_finite("the weights are");
   const Clock::time_point start = Clock::now();
   hooks.on_checkpoint(point);
   if (hooks.on_span) hooks.on_span(Span{kCheckpointSpan, start, Clock::now(), progress_.step});

@@ -47,6 +47,9 @@ class Trainer {
   std::int64_t steps_per_epoch() const;
 
  private:
+  /// Every rank, agreed: ends the run with kNotFinite; rank 0 says that `what` ("the weights
+  /// are") not finite, `value` after the step (Note [Stop agreement]).
+  [[noreturn]] void stop_not_finite(const std::string& what, const std::string& value = "") const;
   /// Trains the rest of the current epoch, or until `step_limit` or an agreed stop.
   EpochReport train_epoch(std::int64_t step_limit, const TrainerHooks& hooks, bool& stopped);
   /// The step's StepReport (with a LogWindow every --log-every steps).

@@ -6,6 +6,8 @@
 // gradients travel in.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <mpi.h>
 
 #include <ATen/ATen.h>
@@ -322,7 +324,29 @@ TEST_CASE("float16 gradients near its largest value are averaged without overflo
   CHECK(grad.isfinite().all().item<bool>());
   // Each of the `size` partial sums rounds to float16's 11 bits.
   CHECK(max_difference(grad, at::full({2}, 30000.0)) <= 30000.0 * size / 2048);
-  CHECK(reducer.any_rank_stopping());
+  CHECK(reducer.any_rank_stopping() == StopReason::kRequested);
+}
+
+TEST_CASE("a loss that is not finite on one rank stops every rank, told apart from a request") {
+  const distributed::World& world = testing::test_world();
+  distributed::MpiCommunicator comm(world.comm());
+  for (const at::ScalarType wire : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    CAPTURE(wire);
+    const at::Tensor p = at::zeros({3}).requires_grad_();
+    GradientReducer reducer(comm, {p}, /*bucket_mb=*/25, wire, /*communicates=*/true);
+    for (const bool not_finite : {false, true}) {
+      CAPTURE(not_finite);
+      const bool last = world.rank() == world.size() - 1;
+      reducer.zero_grad();
+      reducer.request_stop(world.rank() == 0);  // every rank but the last asks in larger worlds
+      reducer.stop_if_not_finite(at::full({}, not_finite && last ? NAN : 2.5));
+      reducer.prepare_backward(/*communicate=*/true);
+      p.sum().backward();
+      reducer.finish();
+      CHECK(reducer.any_rank_stopping() ==
+            (not_finite ? StopReason::kNotFinite : StopReason::kRequested));
+    }
+  }
 }
 
 TEST_CASE("a world of one rank that communicates does as N ranks do, with the same result") {

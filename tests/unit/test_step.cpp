@@ -136,7 +136,8 @@ TEST_CASE("step: a graphed step's spans are launch and device, adding up to its 
       span_step = span.step;
     };
     StepResult step = setup.step->run(hooks);
-    CHECK_FALSE(setup.step->stop_agreed(step, /*device_read_follows=*/true, hooks));
+    CHECK(setup.step->stop_agreed(step, /*device_read_follows=*/true, hooks) ==
+          ddp::StopReason::kNone);
     CHECK(span_step == 1);
     if (graphed) {
       CHECK(traced.names == std::vector<std::string>{"launch", "device"});
@@ -180,10 +181,12 @@ TEST_CASE("step: a stop asked for before a step is agreed on after it") {
     Setup setup(graphed);
     TrainerHooks hooks;
     StepResult first = setup.step->run(hooks);
-    CHECK_FALSE(setup.step->stop_agreed(first, /*device_read_follows=*/false, hooks));
+    CHECK(setup.step->stop_agreed(first, /*device_read_follows=*/false, hooks) ==
+          ddp::StopReason::kNone);
     hooks.stop_requested = [] { return true; };
     StepResult second = setup.step->run(hooks);
-    CHECK(setup.step->stop_agreed(second, /*device_read_follows=*/false, hooks));
+    CHECK(setup.step->stop_agreed(second, /*device_read_follows=*/false, hooks) ==
+          ddp::StopReason::kRequested);
   }
 }
 

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <utility>
 #include <vector>
 
 #include <torch/utils.h>
 
+#include "common/error.hpp"
+#include "distributed/agreed_failure.hpp"
 #include "support/cpu_plan.hpp"
 #include "support/mirror_communicator.hpp"
 #include "support/synthetic_dataset.hpp"
@@ -43,16 +46,18 @@ struct Calls {
   TrainSummary summary;
 };
 
-Calls run(
-    const config::TrainConfig& config,
-    std::function<bool()> stop_requested = [] { return false; }) {
+/// Runs the loop, its callbacks recorded in `calls` (also where the loop throws); `after_step`
+/// gets the model after each step's report.
+void run_into(
+    Calls& calls, const config::TrainConfig& config,
+    std::function<bool()> stop_requested = [] { return false; },
+    const std::function<void(model::Classifier&)>& after_step = nullptr) {
   testing::MirrorCommunicator comm;
   const data::Dataset train_set = testing::synthetic_dataset(40, /*seed=*/1);
   const data::Dataset test_set = testing::synthetic_dataset(20, /*seed=*/2);
   torch::manual_seed(1);
   const auto model = model::make_model(config.model);
   Trainer trainer(config, testing::cpu_plan(comm), comm, *model, train_set, test_set);
-  Calls calls;
   TrainerHooks hooks;
   hooks.on_checkpoint = [&](CheckpointPoint point) {
     calls.checkpoints.push_back(at(point, trainer.progress().step));
@@ -60,6 +65,7 @@ Calls run(
   hooks.on_evaluation = [&](const EvalReport& report) { calls.evaluations.push_back(report.step); };
   hooks.on_step = [&](const StepReport& step) {
     if (step.window) calls.windows.emplace_back(step.step, step.window->steps);
+    if (after_step) after_step(*model);
   };
   hooks.on_epoch = [&](const EpochReport& report) { calls.epochs.push_back(report); };
   hooks.on_batch = [&](const at::Tensor& indices) {
@@ -69,6 +75,13 @@ Calls run(
   };
   hooks.stop_requested = std::move(stop_requested);
   calls.summary = trainer.run(hooks);
+}
+
+Calls run(
+    const config::TrainConfig& config,
+    std::function<bool()> stop_requested = [] { return false; }) {
+  Calls calls;
+  run_into(calls, config, std::move(stop_requested));
   return calls;
 }
 
@@ -152,6 +165,40 @@ TEST_CASE("loop: a stop request ends the run after its step, with a checkpoint")
   CHECK(calls.epochs.empty());
   REQUIRE(calls.checkpoints.size() == 1);
   CHECK(calls.checkpoints[0] == at(CheckpointPoint::kStop, 2));
+}
+
+/// The run's AgreedFailure code; 0 where it ended normally.
+int failure_code(Calls& calls, const config::TrainConfig& config,
+                 const std::function<void(model::Classifier&)>& after_step = nullptr) {
+  try {
+    run_into(
+        calls, config, [] { return false; }, after_step);
+  } catch (const distributed::AgreedFailure& failure) {
+    return failure.code;
+  }
+  return 0;
+}
+
+TEST_CASE("loop: a loss that is not finite ends the run, agreed, with no checkpoint after it") {
+  config::TrainConfig config = loop_config();
+  config.checkpoint_every = 1;
+  config.lr = 1e36;  // step 1's weights are finite, step 2's loss is not
+  Calls calls;
+  CHECK(failure_code(calls, config) == static_cast<int>(ExitCode::kNotFinite));
+  CHECK(calls.checkpoints == std::vector<Checkpoint>{at(CheckpointPoint::kEveryNSteps, 1)});
+  CHECK(calls.epochs.empty());
+}
+
+TEST_CASE("loop: weights that are not finite are never checkpointed") {
+  config::TrainConfig config = loop_config();
+  config.checkpoint_every = 1;
+  Calls calls;
+  const auto poison = [](model::Classifier& model) {
+    torch::NoGradGuard no_grad;
+    model.parameters()[0].view(-1)[0] = std::numeric_limits<float>::infinity();
+  };
+  CHECK(failure_code(calls, config, poison) == static_cast<int>(ExitCode::kNotFinite));
+  CHECK(calls.checkpoints.empty());
 }
 
 }  // namespace
