@@ -192,6 +192,13 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   }
   if (saved)
     distributed::run_agreed(world, "restoring the checkpoint", [&] { trainer.restore(*saved); });
+  // A stop asked for during the start-up ends every rank before anything is trained or written.
+  distributed::run_agreed(world, "starting the training", [] {
+    if (train::stop_requested()) {
+      throw Error(ExitCode::kPreempted,
+                  "stopped by a signal before the first step: nothing was trained or written");
+    }
+  });
   // Only now, so that a run that cannot start leaves the outputs of earlier runs as they were.
   std::unique_ptr<report::RunOutputs> outputs;
   distributed::run_agreed(world, "opening the run's outputs", [&] {
@@ -202,7 +209,6 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
            static_cast<long long>(data.train.size()), static_cast<long long>(data.test.size()),
            static_cast<long long>(trainer.steps_per_epoch()));
 
-  train::install_stop_handlers();
   double startup_seconds = 0;
   const train::TrainerHooks hooks =
       make_hooks(config, trainer, *outputs, checkpointer, *faults, startup_seconds);
@@ -215,7 +221,8 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
 }  // namespace
 
 int main(int argc, char** argv) {
-  keep_freed_memory_for_reuse();  // a refusal only costs speed
+  keep_freed_memory_for_reuse();   // a refusal only costs speed
+  train::install_stop_handlers();  // before anything slow: a stop during the start-up is agreed
   return distributed::run_program(&argc, &argv, [&](distributed::World& world) {
     config::Command command;
     distributed::run_agreed(world, "parsing the options", [&] {
