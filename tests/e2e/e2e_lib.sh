@@ -9,6 +9,20 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck disable=SC2034  # for the scripts that source this file
 FASHION_DIR=/usr/share/datasets/fashion-mnist
 
+# mount_tmpfs DIR SIZE: a tmpfs of SIZE at DIR (made), unmounted when the test ends. Where
+# mounting is refused (no root) the test is skipped (77), which CI counts as a failure
+# (scripts/test.sh).
+mount_tmpfs() {
+  mkdir -p "$1"
+  if ! mount -t tmpfs -o "size=$2" tmpfs "$1" 2>"$WORK/mount.err"; then
+    echo "SKIP: cannot mount a tmpfs: $(head -1 "$WORK/mount.err")"
+    exit 77
+  fi
+  # Unmounted before check_lib.sh's cleanup removes WORK; the paths are fixed now.
+  # shellcheck disable=SC2064
+  trap "umount '$1' 2>/dev/null || true; rm -rf '$WORK'" EXIT
+}
+
 # run_mpi RANKS ARGS...: runs the program under mpirun with a time limit; stdout and stderr go
 # to $WORK/out and $WORK/err; sets STATUS to the exit code.
 run_mpi() {
