@@ -224,7 +224,8 @@ reference() {
 
 # preempt NAME HOW SBATCH_OPTION... -- PROGRAM_ARG...: submits, waits for the first periodic
 # checkpoint (training is under way), signals USR1 (HOW: "steps" like `scancel --signal=USR1`,
-# or "batch" like --signal=B:USR1@...), lets the requeued job start at once and waits for it.
+# or "batch" like --signal=B:USR1@...) or kills rank 1 (HOW: "kill", kill -9 as the OOM killer
+# does), lets the requeued job start at once and waits for it.
 preempt() {
   local name=$1 how=$2 id tries
   shift 2
@@ -240,8 +241,13 @@ preempt() {
     show_log "$name"
     return
   fi
+  local first_end="launcher exited with 6" requeued="# slurm: preempted; checkpoint written"
   if [[ $how == batch ]]; then
     scancel --batch --signal=USR1 "$id"
+  elif [[ $how == kill ]]; then
+    kill -9 "$(rank_pid "$id" 1)"
+    first_end="launcher exited with 1[3-9][0-9]"
+    requeued="# slurm: a rank or a collective failed (exit 1[3-9][0-9]): failure requeue 1 of 3"
   else
     scancel --signal=USR1 "$id"
   fi
@@ -255,11 +261,11 @@ preempt() {
     sleep 0.25
   done
   if [[ $(job_field "$id" Restarts) -ge 1 ]]; then
-    pass "$name: signalled (USR1 to the $how), the job was requeued"
+    pass "$name: signalled ($how), the job was requeued"
     sleep 2
     scontrol update JobId="$id" StartTime=now
   else
-    fail "$name: not requeued after USR1 to the $how (job $(job_field "$id" JobState))"
+    fail "$name: not requeued after the signal ($how; job $(job_field "$id" JobState))"
     show_log "$name"
     return
   fi
@@ -267,12 +273,12 @@ preempt() {
   local restarts
   restarts=$(job_field "$id" Restarts)
   [[ $restarts == 1 ]] || fail "$name: $restarts restarts, expected 1"
-  if [[ $(count_lines "$name" "launcher exited with 6") -eq 1 &&
-    $(count_lines "$name" "# slurm: preempted; checkpoint written; requeueing") -eq 1 &&
+  if [[ $(grep -c "$first_end" "$WORK/$name.out") -eq 1 &&
+    $(grep -c "$requeued.*; requeueing" "$WORK/$name.out") -eq 1 &&
     $(count_lines "$name" "launcher exited with 0") -eq 1 ]]; then
-    pass "$name: first run exited 6 and was requeued, second run exited 0"
+    pass "$name: first run ended ('$first_end') and was requeued, second run exited 0"
   else
-    fail "$name: the log does not show exit 6, requeue, then exit 0"
+    fail "$name: the log does not show '$first_end', '$requeued', then exit 0"
     show_log "$name"
   fi
   # Without this, a run that started over would pass the accuracy check too.
@@ -370,7 +376,8 @@ expect_failed_fast() {
 fault_job() {
   local name=$1 kind=$2
   shift 2
-  MNIST_DDP_FAULT="rank=1,step=5,kind=$kind" submit "$name" "$@"
+  MNIST_DDP_MAX_FAILURE_REQUEUES=0 MNIST_DDP_FAULT="rank=1,step=5,kind=$kind" \
+    submit "$name" "$@"
 }
 
 # rank_pid ID RANK: the process id of rank RANK of job ID, on whichever node it runs (the nodes
@@ -487,6 +494,22 @@ if ((CHECKPOINTS)); then
   preempt preempt-srun steps --nodes=2 --ntasks-per-node=1 --gpus-per-node=0 -- \
     "${PREEMPT_TRAIN[@]}" --metrics-file "$WORK/preempt-srun.jsonl"
   expect_same_accuracy preempt-srun "$WORK/preempt-srun.jsonl" "$WORK/ref-preempt.jsonl" 2
+  note "a rank killed after the first checkpoint: requeued, resumed, the same result (srun)"
+  preempt kill-requeue-srun kill --nodes=2 --ntasks-per-node=1 --gpus-per-node=0 -- \
+    "${PREEMPT_TRAIN[@]}" --metrics-file "$WORK/kill-requeue-srun.jsonl"
+  expect_same_accuracy kill-requeue-srun "$WORK/kill-requeue-srun.jsonl" \
+    "$WORK/ref-preempt.jsonl" 2
+  note "a bad option: the job fails once, not requeued"
+  id=$(submit bad-option --nodes=1 --ntasks-per-node=2 --gpus-per-node=0 -- "${TRAIN[@]}" \
+    --batch-size 0)
+  if wait_state "$id" 60 "${ENDED[@]}" && [[ $(job_field "$id" JobState) == FAILED &&
+    $(job_field "$id" Restarts) == 0 ]] &&
+    [[ $(count_lines bad-option "not requeueing after exit 2") -eq 1 ]]; then
+    pass "bad-option: FAILED with exit 2, not requeued"
+  else
+    fail "bad-option: job $(job_field "$id" JobState), $(job_field "$id" Restarts) restarts"
+    show_log bad-option
+  fi
   note "cancellation: plain scancel (srun)"
   cancel cancel-srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=0 -- "${PREEMPT_TRAIN[@]}"
   note "preemption (mpirun; USR1 to the batch shell, as --signal=B:USR1@120 sends it)"
@@ -515,7 +538,7 @@ done
 fault_ids[hang]=$(fault_job fault-hang-srun hang "${FAULT_JOB[@]}" "${TRAIN[@]}" --comm-timeout 5)
 watch_line fault-hang-srun "injected fault (MNIST_DDP_FAULT)"
 watchers+=($!)
-id_kill=$(submit kill-srun "${FAULT_JOB[@]}" --data-dir "$FASHION_DIR" --model mlp --epochs 20 \
+id_kill=$(MNIST_DDP_MAX_FAILURE_REQUEUES=0 submit kill-srun "${FAULT_JOB[@]}" --data-dir "$FASHION_DIR" --model mlp --epochs 20 \
   --threads 1)
 pid=$(rank_pid "$id_kill" 1)
 watch_line kill-srun "# progress: "
