@@ -67,6 +67,20 @@ expect_verdict "the graphed rehearsal's phases and log windows (device-rates)" \
   device-rates "$logs/multirank_graphed_4.jsonl"
 expect_verdict "the equality run's bucket allreduces (allreduces)" \
   allreduces "$logs/multirank_equality_4.timeline.json"
+# What the runs start with: NCCL's INIT and NET lines kept for the first run of the most ranks,
+# its warnings for all; no core files; ranks sharing a device without NVLS or multi-node NVLink.
+head -1 "$logs/multirank_bench_4.log" | grep -q \
+  "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT\\\\,NET NCCL_DEBUG_FILE=$logs/nccl-info.%h.%p.log" &&
+  pass "the speed probe keeps NCCL's INIT and NET lines" ||
+  fail "the speed probe's command: $(head -1 "$logs/multirank_bench_4.log")"
+settings=$(cd "$WORK" && LOG_DIR=$WORK/harness bash -c 'source "$1"; echo "$NCCL_DEBUG $(ulimit -c)"' \
+  harness "$MNIST_DDP_SOURCE_DIR/tests/gpu/check_harness.sh")
+[[ $settings == "WARN 0" ]] && pass "the harness: NCCL_DEBUG=WARN, no core files" ||
+  fail "the harness sets '$settings', not 'WARN 0'"
+ranks=$(OMPI_COMM_WORLD_RANK=3 bash "$MNIST_DDP_SOURCE_DIR/tests/gpu/own_nccl_host.sh" env |
+  grep -E '^NCCL_(HOSTID|MNNVL_ENABLE|NVLS_ENABLE)=' | sort | paste -sd' ')
+[[ $ranks == "NCCL_HOSTID=own-nccl-host-3 NCCL_MNNVL_ENABLE=0 NCCL_NVLS_ENABLE=0" ]] &&
+  pass "a rank sharing the device: $ranks" || fail "own_nccl_host.sh sets '$ranks'"
 figures=$(python3 "$VERDICTS" floor "$logs/multirank_reference.jsonl" 0.3)
 [[ $figures =~ ^[0-9]+\ 0\.[0-9]{4}\ [0-9.]+$ ]] && pass "the accuracy floor's figures: $figures" ||
   fail "the accuracy floor's figures are '$figures'"
