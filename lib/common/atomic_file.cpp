@@ -67,6 +67,9 @@ void write_all(int fd, std::string_view contents, const std::string& path) {
 }  // namespace
 
 void require_writable_folder(const std::string& folder, const std::string& what) {
+  if (!std::filesystem::is_directory(folder)) {
+    throw UsageError(what + ": folder '" + folder + "' does not exist");
+  }
   try {
     const TemporaryFile probe(folder + "/.mnist_ddp-write-check.");
   } catch (const Error& e) {

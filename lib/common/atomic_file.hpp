@@ -11,8 +11,8 @@ namespace mnist_ddp {
 /// survives a crash (mode: Note [File modes]). Throws Error naming the path and the call.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
-/// Throws UsageError, `what` first, naming the file and the OS error, where no file can be
-/// created in `folder` (a read-only mount, permissions, a full disk): a file made and removed.
+/// Throws UsageError, `what` first, where `folder` is missing or no file can be created in it (a
+/// read-only mount, permissions, a full disk), naming the file tried and the OS error.
 void require_writable_folder(const std::string& folder, const std::string& what);
 
 }  // namespace mnist_ddp
