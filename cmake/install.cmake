@@ -5,7 +5,8 @@
 #   P/share/mnist_ddp/mnist_ddp.sbatch   the Slurm batch script: it runs the mnist_ddp on PATH
 #                                        when the submit folder has no build/mnist_ddp
 #   P/share/mnist_ddp/configs/*.conf     the recipes, for --config
-#   P/share/mnist_ddp/README.md, docs/, slurm-README.md
+#   P/share/mnist_ddp/README.md, docs/ and the documents they link to (slurm/, bench/, docker/,
+#                                        tests/ READMEs and results) at the same relative paths
 include(GNUInstallDirs)
 
 # A LibTorch outside the system folders (a downloaded CUDA LibTorch) stays reachable from the
@@ -19,8 +20,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${MNIST_DDP_SHARE_D
         FILES_MATCHING PATTERN "*.conf")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${MNIST_DDP_SHARE_DIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${MNIST_DDP_SHARE_DIR}/docs)
-install(FILES ${PROJECT_SOURCE_DIR}/slurm/README.md DESTINATION ${MNIST_DDP_SHARE_DIR}
-        RENAME slurm-README.md)
+foreach(document slurm/README.md docker/README.md tests/README.md tests/gpu/README.md)
+  get_filename_component(folder ${document} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${document} DESTINATION ${MNIST_DDP_SHARE_DIR}/${folder})
+endforeach()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/bench/ DESTINATION ${MNIST_DDP_SHARE_DIR}/bench
+        FILES_MATCHING PATTERN "*.md")
 
 # The Debian package. Its dependencies are the shared libraries the programs load, as
 # dpkg-shlibdeps finds them (LibTorch, Open MPI, Boost.Program_options, protobuf, ...), and

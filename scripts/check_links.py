@@ -12,6 +12,8 @@ path named in README.md, docs/*.md and tests/README.md exists.
   is not a path, nor is a path inside a longer one (`PREFIX/share/mnist_ddp/configs/x`) or a URL.
 
     scripts/check_links.py [ROOT]     (default: the repository beside this script)
+    scripts/check_links.py --links-only INSTALLED   README.md and docs/*.md of an installed
+                                                    tree (share/mnist_ddp): their links alone
 
 Exit 0 when everything named exists, 1 with one line per broken link or path, 2 when no
 document is found.
@@ -29,8 +31,8 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
-def documents(root: pathlib.Path) -> list:
-    found = [root / "README.md", root / "tests" / "README.md"]
+def documents(root: pathlib.Path, links_only: bool) -> list:
+    found = [root / "README.md"] + ([] if links_only else [root / "tests" / "README.md"])
     found += sorted((root / "docs").glob("*.md"))
     return [path for path in found if path.is_file()]
 
@@ -58,7 +60,7 @@ def anchors(path: pathlib.Path) -> set:
     return found
 
 
-def check_document(root: pathlib.Path, path: pathlib.Path) -> list:
+def check_document(root: pathlib.Path, path: pathlib.Path, links_only: bool) -> list:
     problems = []
     name = path.relative_to(root)
     for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -77,7 +79,7 @@ def check_document(root: pathlib.Path, path: pathlib.Path) -> list:
                 problems.append(f"{where}: the link '{target}' names no heading of "
                                 f"{target_path.name}")
         without_links = LINK.sub(" ", line)
-        for match in PATH.finditer(without_links):
+        for match in [] if links_only else PATH.finditer(without_links):
             named = match.group().rstrip(".,:;")
             following = without_links[match.end():match.end() + 1]
             if following in ("*", "<", "{", "$") or "//" in named:
@@ -88,19 +90,22 @@ def check_document(root: pathlib.Path, path: pathlib.Path) -> list:
 
 
 def main() -> int:
-    default = pathlib.Path(__file__).resolve().parent.parent
-    root = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else default
-    docs = documents(root)
+    arguments = sys.argv[1:]
+    links_only = arguments[:1] == ["--links-only"]
+    arguments = arguments[links_only:]
+    root = pathlib.Path(arguments[0]) if arguments else pathlib.Path(__file__).resolve().parents[1]
+    docs = documents(root, links_only)
     if not docs:
         print(f"check_links: no README.md or docs/*.md under {root}", file=sys.stderr)
         return 2
-    problems = [problem for path in docs for problem in check_document(root, path)]
+    problems = [problem for path in docs for problem in check_document(root, path, links_only)]
     for problem in problems:
         print(f"check_links: {problem}", file=sys.stderr)
     if problems:
         print(f"check_links: {len(problems)} broken link(s) or path(s)", file=sys.stderr)
         return 1
-    print(f"check_links: {len(docs)} documents: every relative link and repository path exists")
+    checked = "relative link" if links_only else "relative link and repository path"
+    print(f"check_links: {len(docs)} documents: every {checked} exists")
     return 0
 
 

@@ -24,7 +24,15 @@ expect_files() {
 }
 expect_files "$PREFIX" executable bin/mnist_ddp bin/allreduce_bench share/mnist_ddp/mnist_ddp.sbatch
 expect_files "$PREFIX" file share/mnist_ddp/configs/mnist99.conf share/mnist_ddp/README.md \
-  share/mnist_ddp/docs/options.md share/mnist_ddp/docs/gpu.md share/mnist_ddp/slurm-README.md
+  share/mnist_ddp/docs/options.md share/mnist_ddp/docs/gpu.md share/mnist_ddp/slurm/README.md \
+  share/mnist_ddp/bench/README.md share/mnist_ddp/tests/gpu/README.md
+# The installed README and docs link only to what is installed beside them.
+if python3 "$MNIST_DDP_SOURCE_DIR/scripts/check_links.py" --links-only "$PREFIX/share/mnist_ddp" \
+  >"$WORK/links.log" 2>&1; then
+  pass "every link of the installed README.md and docs/*.md resolves"
+else
+  fail "broken links in the installed tree: $(head -5 "$WORK/links.log")"
+fi
 
 if "$PREFIX/bin/mnist_ddp" --version >"$WORK/out" 2>&1 && grep -q "^mnist_ddp " "$WORK/out"; then
   pass "the installed mnist_ddp --version: $(head -1 "$WORK/out")"
