@@ -103,8 +103,7 @@ bool print_summary(const Log& log, const train::TrainSummary& s, double min_accu
 void print_timing(const Log& log, int rank, double startup_seconds, const train::PhaseTimes& p) {
   const double total = std::max(p.total(), 1e-12);
   std::string shares;
-  for (std::size_t i = 0; i < train::kPhaseCount; ++i) {
-    const train::Phase phase = train::phase_at(i);
+  for (const train::Phase phase : train::kPhases) {
     if (!p.shown(phase)) continue;
     char share[48];
     std::snprintf(share, sizeof share, "%s%s %.0f%%", shares.empty() ? "" : ", ",

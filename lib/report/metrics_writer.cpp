@@ -17,8 +17,7 @@ namespace {
 
 nlohmann::json phase_record(const train::PhaseTimes& phases) {
   nlohmann::json record = nlohmann::json::object();
-  for (std::size_t i = 0; i < train::kPhaseCount; ++i) {
-    const train::Phase phase = train::phase_at(i);
+  for (const train::Phase phase : train::kPhases) {
     if (phases.shown(phase)) record[std::string(train::phase_name(phase)) + "_s"] = phases[phase];
   }
   return record;

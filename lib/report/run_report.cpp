@@ -67,8 +67,7 @@ bool any_graphed(const RunReport& report) {
 /// The phases the chart stacks, in Phase order: each one some rank shows (PhaseTimes::shown).
 std::vector<train::Phase> charted_phases(const RunReport& report) {
   std::vector<train::Phase> phases;
-  for (std::size_t i = 0; i < train::kPhaseCount; ++i) {
-    const train::Phase phase = train::phase_at(i);
+  for (const train::Phase phase : train::kPhases) {
     if (std::any_of(report.ranks.begin(), report.ranks.end(),
                     [phase](const ReportRank& rank) { return rank.phases.shown(phase); }))
       phases.push_back(phase);

@@ -39,8 +39,10 @@ inline std::string phase_label(Phase phase) {
   std::replace(label.begin(), label.end(), '_', ' ');
   return label;
 }
-/// Phase number `index`, in the order above.
-constexpr Phase phase_at(std::size_t index) { return static_cast<Phase>(index); }
+/// Every phase, in the order above.
+inline constexpr std::array<Phase, kPhaseCount> kPhases = {
+    Phase::kData,      Phase::kForward, Phase::kBackward, Phase::kCommWait,
+    Phase::kOptimizer, Phase::kDrain,   Phase::kLaunch,   Phase::kDevice};
 
 /// This rank's training seconds, per phase.
 struct PhaseTimes {
