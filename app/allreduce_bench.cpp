@@ -13,10 +13,10 @@
 #include "common/log.hpp"
 #include "common/process_clock.hpp"
 #include "config/bench_options.hpp"
-#include "distributed/agreed_failure.hpp"
+#include "distributed/agreement.hpp"
 #include "distributed/device_plan.hpp"
-#include "distributed/make_communicator.hpp"
 #include "distributed/run_program.hpp"
+#include "distributed/session.hpp"
 #include "distributed/world.hpp"
 
 namespace {
@@ -64,17 +64,12 @@ Measurement measure(distributed::Communicator& comm, c10::Device device, std::in
 /// rank]), agreed on every rank; --backend mpi keeps to host memory whatever GPUs the ranks have.
 int run(const distributed::World& world, const config::BenchConfig& c) {
   const Log log(world.rank(), /*all_ranks=*/false);
-  config::TrainConfig train;
-  train.backend = c.backend;
-  if (c.backend == config::Backend::kMpi) train.device = config::Device::kCpu;
-  distributed::DevicePlan plan;
-  distributed::run_agreed(world, "planning the devices",
-                          [&] { plan = distributed::plan_devices(train, world); });
-  std::unique_ptr<distributed::Communicator> communicator;
-  distributed::run_agreed(world, "setting up the communicator", [&] {
-    communicator = distributed::make_communicator(world, plan, train.comm_timeout);
-  });
-  distributed::Communicator& comm = *communicator;
+  config::DeviceRequest request;
+  request.backend = c.backend;
+  if (c.backend == config::Backend::kMpi) request.device = config::Device::kCpu;
+  const distributed::Session session = distributed::open_session(world, request);
+  const distributed::DevicePlan& plan = session.plan;
+  distributed::Communicator& comm = *session.communicator;
   log.line("# allreduce_bench: backend %s, %d rank%s on %d node%s, float32 sum, in place",
            comm.backend().c_str(), comm.size(), comm.size() == 1 ? "" : "s", world.node_count(),
            world.node_count() == 1 ? "" : "s");

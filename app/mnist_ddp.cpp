@@ -15,11 +15,11 @@
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
 #include "data/mnist_dataset.hpp"
-#include "distributed/agreed_failure.hpp"
+#include "distributed/agreement.hpp"
 #include "distributed/device_plan.hpp"
-#include "distributed/make_communicator.hpp"
 #include "distributed/run_program.hpp"
 #include "distributed/same_on_every_rank.hpp"
+#include "distributed/session.hpp"
 #include "distributed/world.hpp"
 #include "model/classifier.hpp"
 #include "model/model_export.hpp"
@@ -82,7 +82,7 @@ DataSets load_data(const distributed::World& world, const config::TrainConfig& c
   distributed::run_agreed(world, "comparing the data sets", [&] {
     const std::string here = "training set " + data::fingerprint(sets.train) + ", test set " +
                              data::fingerprint(sets.test);
-    const std::string rank0 = distributed::text_of_rank0(world, here);
+    const std::string rank0 = distributed::broadcast_bytes(world, here);
     if (here != rank0) {
       throw DataError(config.data_dir + " holds " + here + " on this rank but " + rank0 +
                       " on rank 0: every rank must train on the same data set");
@@ -162,18 +162,14 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   // every rank]); then the communicator, whose set-up is collective and fails on every rank alike.
   distributed::run_agreed(world, "comparing the options",
                           [&] { distributed::check_same_options(world, config); });
-  distributed::DevicePlan plan;
+  const distributed::Session session =
+      distributed::open_session(world, config::device_request(config));
+  const distributed::DevicePlan& plan = session.plan;
+  distributed::Communicator& comm = *session.communicator;
   train::GraphPlan graphs;
-  distributed::run_agreed(world, "planning the devices", [&] {
-    plan = distributed::plan_devices(config, world);
-    graphs = train::plan_cuda_graph(config, plan);
-  });
-  torch::set_num_threads(plan.layout[world.rank()].threads);
-  std::unique_ptr<distributed::Communicator> communicator;
-  distributed::run_agreed(world, "setting up the communicator", [&] {
-    communicator = distributed::make_communicator(world, plan, config.comm_timeout);
-  });
-  distributed::Communicator& comm = *communicator;
+  distributed::run_agreed(world, "planning CUDA graphs",
+                          [&] { graphs = train::plan_cuda_graph(config, plan); });
+  graphs.after_replay = session.after_replay;
   std::unique_ptr<train::FaultInjector> faults;  // MNIST_DDP_FAULT, a testing aid
   const DataSets data = load_data(world, config, plan, faults);
 

@@ -11,8 +11,7 @@
 #include "checkpoint/checkpoint_meta.hpp"
 #include "common/atomic_file.hpp"
 #include "common/process_clock.hpp"
-#include "distributed/agreed_failure.hpp"
-#include "distributed/broadcast_bytes.hpp"
+#include "distributed/agreement.hpp"
 
 namespace mnist_ddp::checkpoint {
 namespace {

@@ -47,23 +47,23 @@ std::string nccl_unavailable_reason(const std::vector<RankCapability>& ranks) {
 }
 
 /// The plan but its layout.
-DevicePlan choose_devices(const config::TrainConfig& config,
+DevicePlan choose_devices(const config::DeviceRequest& request,
                           const std::vector<RankCapability>& ranks, int rank) {
-  const bool dp = config.mode == config::Mode::kDp;
+  const bool dp = request.mode == config::Mode::kDp;
   const int world_size = static_cast<int>(ranks.size());
   DevicePlan plan;
-  plan.communicates = world_size > 1 || config.communicate_alone;
-  if (config.device == config::Device::kCpu) return plan;
+  plan.communicates = world_size > 1 || request.communicate_alone;
+  if (request.device == config::Device::kCpu) return plan;
 
   const std::vector<int> without_cuda =
       ranks_where(ranks, [](const RankCapability& r) { return !r.cuda_missing.empty(); });
   const bool wants_cuda =
-      config.device == config::Device::kCuda || config.backend == config::Backend::kNccl || dp;
+      request.device == config::Device::kCuda || request.backend == config::Backend::kNccl || dp;
   if (!without_cuda.empty()) {
     const std::string why = ranks[without_cuda.front()].cuda_missing;
     if (wants_cuda) {
       const std::string what = dp ? "--mode dp drives GPUs and needs CUDA"
-                               : config.device == config::Device::kCuda
+                               : request.device == config::Device::kCuda
                                    ? "--device cuda"
                                    : "--backend nccl needs a CUDA device";
       throw UsageError(
@@ -102,12 +102,12 @@ DevicePlan choose_devices(const config::TrainConfig& config,
     return plan;  // one process: nothing travels between ranks
   }
   const std::string no_nccl = nccl_unavailable_reason(ranks);
-  if (config.backend == config::Backend::kNccl && !no_nccl.empty()) {
+  if (request.backend == config::Backend::kNccl && !no_nccl.empty()) {
     throw UsageError("--backend nccl: " + no_nccl);
   }
-  if (config.backend != config::Backend::kMpi && no_nccl.empty()) {
+  if (request.backend != config::Backend::kMpi && no_nccl.empty()) {
     plan.backend = config::Backend::kNccl;
-  } else if (config.backend == config::Backend::kAuto && ranks.front().nccl_built) {
+  } else if (request.backend == config::Backend::kAuto && ranks.front().nccl_built) {
     plan.note = "--backend auto: MPI through host memory, as " + no_nccl;
   }
   return plan;
@@ -115,9 +115,9 @@ DevicePlan choose_devices(const config::TrainConfig& config,
 
 }  // namespace
 
-DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<RankCapability>& ranks,
-                       int rank) {
-  DevicePlan plan = choose_devices(config, ranks, rank);
+DevicePlan decide_plan(const config::DeviceRequest& request,
+                       const std::vector<RankCapability>& ranks, int rank) {
+  DevicePlan plan = choose_devices(request, ranks, rank);
   for (size_t r = 0; r < ranks.size(); ++r) {
     const RankCapability& c = ranks[r];
     std::string device = plan.on_cuda() ? c.gpu_text : "cpu";
@@ -130,9 +130,9 @@ DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<Rank
   return plan;
 }
 
-DevicePlan plan_devices(const config::TrainConfig& config, const World& world) {
-  const RankCapability mine = probe_capability(world, config);
-  return decide_plan(config, gather_capabilities(world, mine), world.rank());
+DevicePlan plan_devices(const config::DeviceRequest& request, const World& world) {
+  const RankCapability mine = probe_capability(world, request);
+  return decide_plan(request, gather_capabilities(world, mine), world.rank());
 }
 
 }  // namespace mnist_ddp::distributed

@@ -6,7 +6,7 @@
 
 #include <c10/core/Device.h>
 
-#include "config/train_config.hpp"
+#include "config/device_request.hpp"
 #include "distributed/rank_capability.hpp"
 #include "distributed/world.hpp"
 
@@ -44,10 +44,10 @@ struct DevicePlan {
 // hooks call MPI from the autograd thread, so MPI must provide MPI_THREAD_SERIALIZED.
 
 /// Deterministic in `ranks` (in rank order): the same plan, or the same UsageError, on every rank.
-DevicePlan decide_plan(const config::TrainConfig& config, const std::vector<RankCapability>& ranks,
-                       int rank);
+DevicePlan decide_plan(const config::DeviceRequest& request,
+                       const std::vector<RankCapability>& ranks, int rank);
 
 /// Collective: probes, gathers and decides. Run it inside run_agreed.
-DevicePlan plan_devices(const config::TrainConfig& config, const World& world);
+DevicePlan plan_devices(const config::DeviceRequest& request, const World& world);
 
 }  // namespace mnist_ddp::distributed

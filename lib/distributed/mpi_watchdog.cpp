@@ -3,7 +3,6 @@
 
 #include <array>
 #include <chrono>
-#include <cstdio>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -60,20 +59,10 @@ bool MpiWatchdog::test(MPI_Request& request) {
 
 void MpiWatchdog::wait(MPI_Request& request, std::int64_t number, const std::string& what,
                        std::shared_ptr<const void> buffers) {
-  const Clock::time_point start = Clock::now();
-  while (!test(request)) {
-    const double waited = seconds_since(start);
-    if (waited > timeout_seconds_) {
-      char head[160];
-      std::snprintf(head, sizeof head,
-                    "%s (collective #%lld) still waiting after %.0f s: ", what.c_str(),
-                    static_cast<long long>(number), waited);
-      if (buffers) keep_until_exit(std::move(buffers));
-      throw CommTimeout(head + diagnose(number) +
-                        "; the job ends (raise --comm-timeout if such waits are expected)");
-    }
-    pause_after(waited);
-  }
+  if (poll_until([&] { return test(request); }, timeout_seconds_)) return;
+  if (buffers) keep_until_exit(std::move(buffers));
+  throw CommTimeout(what + " (collective #" + std::to_string(number) + ") " +
+                    stall_message(timeout_seconds_, diagnose(number)));
 }
 
 void MpiWatchdog::answer_queries() {

@@ -17,7 +17,7 @@
 #endif
 
 #include "common/error.hpp"
-#include "distributed/agreed_failure.hpp"
+#include "distributed/agreement.hpp"
 #include "distributed/gpu_check.hpp"
 #include "distributed/gpu_libraries.hpp"
 #include "distributed/keep_until_exit.hpp"
@@ -36,18 +36,6 @@ std::function<bool()> settled(ncclComm_t comm, std::mutex& nccl_mutex, ncclResul
     state = nccl_async_state(comm, nccl_mutex);
     return state != ncclInProgress;
   };
-}
-
-struct EventDestroyer {
-  void operator()(cudaEvent_t event) const noexcept { cuda_runtime().cudaEventDestroy(event); }
-};
-using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroyer>;
-
-/// An event for ordering only (no timing).
-Event new_event() {
-  cudaEvent_t event = nullptr;
-  MDDP_CUDA_CHECK(cuda_runtime().cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  return Event(event);
 }
 
 ncclDataType_t nccl_type_of(const at::Tensor& tensor, const char* collective) {
@@ -91,8 +79,8 @@ std::string describe(const at::Tensor& tensor) {
 /// An NCCL allreduce in flight, known by its event; must not outlive its communicator.
 class NcclCommunicator::Pending final : public PendingCollective {
  public:
-  Pending(NcclCommunicator& comm, cudaEvent_t done, at::Tensor tensor, std::string what)
-      : comm_(comm), done_(done), tensor_(std::move(tensor)), what_(std::move(what)) {}
+  Pending(NcclCommunicator& comm, Event done, at::Tensor tensor, std::string what)
+      : comm_(comm), done_(std::move(done)), tensor_(std::move(tensor)), what_(std::move(what)) {}
   ~Pending() override {
     if (!done_) return;
     if (std::uncaught_exceptions() > 0) {
@@ -113,7 +101,7 @@ class NcclCommunicator::Pending final : public PendingCollective {
   /// On the host, returns at once: the caller's stream waits (Note [NCCL watchdog]).
   void wait() override {
     if (!done_) return;
-    comm_.hand_over(done_.release(), what_);
+    comm_.hand_over(std::move(done_), what_);
   }
 
  private:
@@ -131,15 +119,12 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
     // Agreed, so no rank waits in the broadcast for one that failed; the id lives on the heap
     // for MpiWatchdog::wait.
     const auto id = std::make_shared<ncclUniqueId>();
-    throw_unless_all_succeeded(mpi, "NCCL set-up on device " + std::to_string(device_), [&] {
+    run_agreed(mpi, "NCCL set-up on device " + std::to_string(device_), [&] {
       nccl();  // loaded on every rank before the agreement: it may be missing on some
       MDDP_CUDA_CHECK(cuda_runtime().cudaSetDevice(device_));
-      // Not serialised with the legacy default stream (Note [NCCL stream ordering]).
-      MDDP_CUDA_CHECK(cuda_runtime().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-      MDDP_CUDA_CHECK(
-          cuda_runtime().cudaEventCreateWithFlags(&caller_ready_, cudaEventDisableTiming));
-      MDDP_CUDA_CHECK(cuda_runtime().cudaMalloc(&barrier_buffer_, sizeof(float)));
-      MDDP_CUDA_CHECK(cuda_runtime().cudaMemset(barrier_buffer_, 0, sizeof(float)));
+      stream_ = new_stream();
+      caller_ready_ = new_event();
+      barrier_buffer_ = new_zeroed_buffer(sizeof(float));
       if (rank_ == 0) MDDP_NCCL_CHECK(nccl().ncclGetUniqueId(id.get()));
     });
     // Collective, as the broadcast is: every rank has agreed to get here.
@@ -186,13 +171,10 @@ void NcclCommunicator::release(bool abort) noexcept {
     locked([&] { return clean ? nccl().ncclCommDestroy(comm_) : nccl().ncclCommAbort(comm_); });
     comm_ = nullptr;
   }
-  // Failures cannot be reported from here; what is left goes with the process.
-  if (barrier_buffer_ != nullptr) cuda_runtime().cudaFree(barrier_buffer_);
-  if (caller_ready_ != nullptr) cuda_runtime().cudaEventDestroy(caller_ready_);
-  if (stream_ != nullptr) cuda_runtime().cudaStreamDestroy(stream_);
-  barrier_buffer_ = nullptr;
-  caller_ready_ = nullptr;
-  stream_ = nullptr;
+  captured_events_.clear();
+  barrier_buffer_.reset();
+  caller_ready_.reset();
+  stream_.reset();
 }
 
 void NcclCommunicator::abort_comm() noexcept {
@@ -240,17 +222,9 @@ void NcclCommunicator::settle(ncclResult_t result, const std::string& what,
                     peer_failure->reason + "; rank " + std::to_string(rank_) +
                     " aborted its NCCL communicator");
   }
-  std::string reason;
-  if (state == ncclInProgress) {
-    char text[160];
-    std::snprintf(text, sizeof text,
-                  "still in progress after %.0f s (a rank stalled, died or never joined; raise "
-                  "--comm-timeout if such waits are expected)",
-                  timeout_seconds_);
-    reason = text;
-  } else {
-    reason = nccl_error_text(state, comm_);
-  }
+  const std::string reason = state == ncclInProgress
+                                 ? stall_message(timeout_seconds_, "a rank never joined")
+                                 : nccl_error_text(state, comm_);
   // Before fail() aborts, which can take seconds.
   if (peers != nullptr) peers->announce(what + ": " + reason);
   fail(what, reason);
@@ -280,14 +254,13 @@ bool NcclCommunicator::capturing() const {
 
 NcclCommunicator::Started NcclCommunicator::enqueue(const std::string& what,
                                                     const std::function<ncclResult_t()>& call) {
-  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(caller_ready_, caller_stream()));
-  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(stream_, caller_ready_, 0));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(caller_ready_.get(), caller_stream()));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(stream_.get(), caller_ready_.get(), 0));
   Started started;
   started.what = what + " (collective #" + std::to_string(++started_) + ")";
   settle(locked(call), started.what);
-  Event done = new_event();
-  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), stream_));
-  started.done = done.release();
+  started.done = new_event();
+  MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(started.done.get(), stream_.get()));
   return started;
 }
 
@@ -310,29 +283,26 @@ bool NcclCommunicator::test(cudaEvent_t done, const std::string& what) {
 
 void NcclCommunicator::wait_for(cudaEvent_t done, const std::string& what) {
   if (!poll_until([&] { return test(done, what); }, timeout_seconds_)) {
-    fail(what, nccl_stall_reason(timeout_seconds_));
+    fail(what, stall_message(timeout_seconds_, kNcclStalled));
   }
 }
 
-void NcclCommunicator::hand_over(cudaEvent_t done, std::string what) {
-  Event owned(done);  // released to the watchdog once the stream wait is in place
+void NcclCommunicator::hand_over(Event done, std::string what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream(), owned.get(), 0));
+  MDDP_CUDA_CHECK(cuda_runtime().cudaStreamWaitEvent(caller_stream(), done.get(), 0));
   if (capturing()) {  // Note [Collectives in a captured step]
-    captured_events_.push_back(owned.release());
+    captured_events_.push_back(std::move(done));
     return;
   }
-  watchdog_->watch(owned.release(), std::move(what));
+  watchdog_->watch(std::move(done), std::move(what));
 }
 
 void NcclCommunicator::watch_caller_stream(const std::string& what) {
   if (failed_) fail(what, "the communicator was aborted by an earlier error");
-  // The capture that recorded them is over.
-  for (cudaEvent_t event : captured_events_) cuda_runtime().cudaEventDestroy(event);
-  captured_events_.clear();
+  captured_events_.clear();  // the capture that recorded them is over
   Event done = new_event();
   MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream()));
-  watchdog_->watch(done.release(), what);
+  watchdog_->watch(std::move(done), what);
 }
 
 bool NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {
@@ -354,14 +324,11 @@ NcclCommunicator::Started NcclCommunicator::start_all_reduce(at::Tensor& tensor,
   return enqueue(std::string(collective) + " of " + describe(tensor), [&] {
     return nccl().ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(),
                                 static_cast<size_t>(tensor.numel()), type, nccl_op_of(op), comm_,
-                                stream_);
+                                stream_.get());
   });
 }
 
-void NcclCommunicator::finish(const Started& started) {
-  const Event done(started.done);
-  wait_for(done.get(), started.what);
-}
+void NcclCommunicator::finish(Started started) { wait_for(started.done.get(), started.what); }
 
 void NcclCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   finish(start_all_reduce(tensor, op, "all_reduce"));
@@ -370,7 +337,7 @@ void NcclCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
 std::unique_ptr<PendingCollective> NcclCommunicator::all_reduce_async(at::Tensor& tensor,
                                                                       ReduceOp op) {
   Started started = start_all_reduce(tensor, op, "all_reduce_async");
-  return std::make_unique<Pending>(*this, started.done, tensor, std::move(started.what));
+  return std::make_unique<Pending>(*this, std::move(started.done), tensor, std::move(started.what));
 }
 
 void NcclCommunicator::broadcast(at::Tensor& tensor, int root) {
@@ -379,7 +346,7 @@ void NcclCommunicator::broadcast(at::Tensor& tensor, int root) {
   // Bytes, so that every dtype travels.
   finish(enqueue("broadcast of " + describe(tensor) + " from rank " + std::to_string(root), [&] {
     return nccl().ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.nbytes(), ncclUint8,
-                                root, comm_, stream_);
+                                root, comm_, stream_.get());
   }));
 }
 
@@ -391,7 +358,7 @@ at::Tensor NcclCommunicator::all_gather(const at::Tensor& tensor) {
   at::Tensor gathered = at::empty(shape, tensor.options());
   finish(enqueue("all_gather of " + describe(tensor), [&] {
     return nccl().ncclAllGather(tensor.data_ptr(), gathered.data_ptr(), tensor.nbytes(), ncclUint8,
-                                comm_, stream_);
+                                comm_, stream_.get());
   }));
   return gathered;
 }
@@ -399,8 +366,8 @@ at::Tensor NcclCommunicator::all_gather(const at::Tensor& tensor) {
 void NcclCommunicator::barrier() {
   if (failed_) fail("barrier", "the communicator was aborted by an earlier error");
   finish(enqueue("barrier", [&] {
-    return nccl().ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_,
-                                stream_);
+    return nccl().ncclAllReduce(barrier_buffer_.get(), barrier_buffer_.get(), 1, ncclFloat32,
+                                ncclSum, comm_, stream_.get());
   }));
 }
 

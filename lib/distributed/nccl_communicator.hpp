@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "distributed/communicator.hpp"
+#include "distributed/cuda_handles.hpp"
 #include "distributed/mpi_watchdog.hpp"
 #include "distributed/nccl_watchdog.hpp"
 #include "distributed/peer_failure.hpp"
@@ -72,9 +73,8 @@ class NcclCommunicator final : public Communicator {
   /// What all_reduce_async returns; reaches the waits below.
   class Pending;
 
-  /// `done` is owned by the receiver.
   struct Started {
-    cudaEvent_t done = nullptr;
+    Event done;
     std::string what;
   };
   /// LibTorch's current stream on device_ (Note [NCCL stream ordering]).
@@ -92,7 +92,7 @@ class NcclCommunicator final : public Communicator {
   /// For destructors: on any failure aborts and returns false.
   bool wait_quietly(cudaEvent_t done) noexcept;
   /// Orders the caller's stream after `done` with no host wait; the watchdog takes the event.
-  void hand_over(cudaEvent_t done, std::string what);
+  void hand_over(Event done, std::string what);
   /// CommError once failed; InternalError unless a contiguous CUDA tensor on device_.
   void check_tensor(const at::Tensor& tensor, const char* collective);
   /// Polls while ncclInProgress; aborts and throws on an error. `peers` (set-up only) share
@@ -105,23 +105,23 @@ class NcclCommunicator final : public Communicator {
   void abort_comm() noexcept;
   Started start_all_reduce(at::Tensor& tensor, ReduceOp op, const char* collective);
   /// Waits for a collective just started and releases its event.
-  void finish(const Started& started);
+  void finish(Started started);
   /// Aborts instead of finalizing when `abort`.
   void release(bool abort) noexcept;
 
   ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;           // the communicator's own stream
-  cudaEvent_t caller_ready_ = nullptr;      // re-recorded on the caller's stream per collective
-  void* barrier_buffer_ = nullptr;          // one float on the device, for barrier()
+  Stream stream_;                           // the communicator's own stream
+  Event caller_ready_;                      // re-recorded on the caller's stream per collective
+  DeviceBuffer barrier_buffer_;             // one float on the device, for barrier()
   std::mutex nccl_mutex_;                   // Note [One thread in NCCL at a time]
   std::unique_ptr<NcclWatchdog> watchdog_;  // from the end of initialisation until release
   int device_ = 0;
   int rank_ = 0;
   int size_ = 1;
   double timeout_seconds_;
-  std::int64_t started_ = 0;  // collectives started, for error messages
-  bool failed_ = false;       // aborted after an error: nothing may be enqueued any more
-  std::vector<cudaEvent_t> captured_events_;  // waited for in a capture; released at a replay
+  std::int64_t started_ = 0;            // collectives started, for error messages
+  bool failed_ = false;                 // aborted after an error: nothing may be enqueued any more
+  std::vector<Event> captured_events_;  // waited for in a capture; released at a replay
 };
 
 }  // namespace mnist_ddp::distributed

@@ -2,11 +2,11 @@
 #include "distributed/nccl_watchdog.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 
 #include "common/error.hpp"
 #include "distributed/gpu_check.hpp"
 #include "distributed/gpu_libraries.hpp"
+#include "distributed/world.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -15,15 +15,6 @@ namespace {
 constexpr std::chrono::milliseconds kPollInterval(100);
 
 }  // namespace
-
-std::string nccl_stall_reason(double waited_seconds) {
-  char reason[200];
-  std::snprintf(reason, sizeof reason,
-                "still waiting after %.0f s (a rank stalled, died or called another collective; "
-                "raise --comm-timeout if such waits are expected)",
-                waited_seconds);
-  return reason;
-}
 
 ncclResult_t nccl_async_state(ncclComm_t comm, std::mutex& nccl_mutex) {
   ncclResult_t state = ncclSuccess;
@@ -48,12 +39,11 @@ NcclWatchdog::~NcclWatchdog() {
   }
   wake_.notify_one();
   thread_.join();
-  for (const Watched& w : watched_) cuda_runtime().cudaEventDestroy(w.done);
 }
 
-void NcclWatchdog::watch(cudaEvent_t done, std::string what) {
+void NcclWatchdog::watch(Event done, std::string what) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  watched_.push_back({done, std::move(what), PollClock::now()});
+  watched_.push_back({std::move(done), std::move(what), PollClock::now()});
 }
 
 void NcclWatchdog::run() noexcept {
@@ -62,9 +52,8 @@ void NcclWatchdog::run() noexcept {
   while (!wake_.wait_for(lock, kPollInterval, [this] { return stopping_; })) {
     while (!watched_.empty()) {
       const Watched& oldest = watched_.front();
-      const cudaError_t query = cuda_runtime().cudaEventQuery(oldest.done);
+      const cudaError_t query = cuda_runtime().cudaEventQuery(oldest.done.get());
       if (query == cudaSuccess) {
-        cuda_runtime().cudaEventDestroy(oldest.done);
         watched_.pop_front();
         continue;
       }
@@ -74,7 +63,7 @@ void NcclWatchdog::run() noexcept {
                 ExitCode::kFailure);
       }
       const double waited = seconds_since(oldest.since);
-      if (waited > timeout_seconds_) give_up(oldest.what, nccl_stall_reason(waited));
+      if (waited > timeout_seconds_) give_up(oldest.what, stall_message(waited, kNcclStalled));
       break;
     }
     const ncclResult_t state = nccl_async_state(comm_, nccl_mutex_);
@@ -95,7 +84,7 @@ void NcclWatchdog::give_up(const std::string& what, const std::string& reason,
   // Never released: no thread may enter the aborted communicator.
   nccl_mutex_.lock();
   nccl().ncclCommAbort(comm_);
-  std::_Exit(static_cast<int>(code));
+  abort_job(static_cast<int>(code), /*from_main_thread=*/false);
 }
 
 }  // namespace mnist_ddp::distributed

@@ -1,4 +1,4 @@
-// lib/distributed/nccl_watchdog.hpp — provides: NcclWatchdog, nccl_async_state, nccl_stall_reason.
+// lib/distributed/nccl_watchdog.hpp — provides: NcclWatchdog, nccl_async_state.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "distributed/cuda_handles.hpp"
 #include "distributed/poll_wait.hpp"
 
 namespace mnist_ddp::distributed {
@@ -18,10 +19,11 @@ namespace mnist_ddp::distributed {
 /// Note [NCCL watchdog]. The host does not wait for bucket allreduces, only orders its stream
 /// after them, so a stalled peer would block a later read inside CUDA for ever. A thread watches
 /// each collective handed over; past the timeout or on an async NCCL error it prints, aborts the
-/// communicator (ending NCCL's kernels) and exits 5, as PyTorch's watchdog does.
+/// communicator (ending NCCL's kernels) and ends the job with 5 (Note [Ending the job]), as
+/// PyTorch's watchdog does.
 
-/// The message for a wait `waited_seconds` past its deadline, for every NCCL wait.
-std::string nccl_stall_reason(double waited_seconds);
+/// Why an NCCL collective waits past --comm-timeout, for stall_message.
+inline constexpr const char* kNcclStalled = "a rank stalled, died or called another collective";
 
 /// ncclCommGetAsyncError under `nccl_mutex`, or the query's own error.
 ncclResult_t nccl_async_state(ncclComm_t comm, std::mutex& nccl_mutex);
@@ -36,17 +38,16 @@ class NcclWatchdog {
   NcclWatchdog(const NcclWatchdog&) = delete;
   NcclWatchdog& operator=(const NcclWatchdog&) = delete;
 
-  /// Takes ownership of `done`.
-  void watch(cudaEvent_t done, std::string what);
+  void watch(Event done, std::string what);
 
  private:
   struct Watched {
-    cudaEvent_t done;
+    Event done;
     std::string what;
     PollClock::time_point since;
   };
   void run() noexcept;
-  /// Prints, aborts and exits with `code`, holding nccl_mutex_ to the end.
+  /// Prints, aborts and ends the job with `code`, holding nccl_mutex_ to the end.
   [[noreturn]] void give_up(const std::string& what, const std::string& reason,
                             ExitCode code = ExitCode::kComm) noexcept;
 

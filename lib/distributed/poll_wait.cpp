@@ -3,6 +3,7 @@
 
 #include <sched.h>
 
+#include <cstdio>
 #include <thread>
 
 namespace mnist_ddp::distributed {
@@ -24,6 +25,12 @@ bool poll_until(const std::function<bool()>& done_yet, double timeout_seconds) {
     pause_after(waited);
   }
   return true;
+}
+
+std::string stall_message(double waited_seconds, const std::string& cause) {
+  char waited[64];
+  std::snprintf(waited, sizeof waited, "still waiting after %.0f s: ", waited_seconds);
+  return waited + cause + "; the job ends (raise --comm-timeout if such waits are expected)";
 }
 
 }  // namespace mnist_ddp::distributed

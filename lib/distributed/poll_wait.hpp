@@ -1,8 +1,9 @@
-// lib/distributed/poll_wait.hpp — provides: PollClock, pause_after and poll_until.
+// lib/distributed/poll_wait.hpp — provides: PollClock, pause_after, poll_until, stall_message.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <string>
 
 #include "common/process_clock.hpp"
 
@@ -16,5 +17,9 @@ void pause_after(double waited_seconds);
 
 /// False when `timeout_seconds` passed before `done_yet` returned true.
 bool poll_until(const std::function<bool()>& done_yet, double timeout_seconds);
+
+/// The one text of a wait past --comm-timeout: "still waiting after N s: <cause>; the job ends
+/// (raise --comm-timeout ...)".
+std::string stall_message(double waited_seconds, const std::string& cause);
 
 }  // namespace mnist_ddp::distributed

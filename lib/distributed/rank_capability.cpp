@@ -14,8 +14,8 @@
 #include <exception>
 #include <thread>
 
-#include "distributed/make_communicator.hpp"
 #include "distributed/mpi_check.hpp"
+#include "distributed/session.hpp"
 
 #if MNIST_DDP_HAVE_NCCL
 #include "distributed/cuda_devices.hpp"
@@ -95,7 +95,7 @@ int usable_cores() {
   return static_cast<int>(std::thread::hardware_concurrency());
 }
 
-RankCapability probe_capability(const World& world, const config::TrainConfig& config) {
+RankCapability probe_capability(const World& world, const config::DeviceRequest& request) {
   RankCapability mine;
   mine.node = world.node_id();
   mine.local_rank = world.local_rank();
@@ -105,9 +105,10 @@ RankCapability probe_capability(const World& world, const config::TrainConfig& c
   mine.nccl_host = nccl_host_id();
   mine.nccl_shares_gpus = nccl_shares_gpus();
   const int node_cores = static_cast<int>(std::thread::hardware_concurrency());
-  mine.threads = config.threads > 0 ? config.threads : std::max(1, node_cores / world.local_size());
+  mine.threads =
+      request.threads > 0 ? request.threads : std::max(1, node_cores / world.local_size());
   mine.cores = usable_cores();
-  if (config.device == config::Device::kCpu) {
+  if (request.device == config::Device::kCpu) {
     mine.cuda_missing = "--device cpu";
     return mine;
   }

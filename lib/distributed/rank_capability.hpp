@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.hpp"
+#include "config/device_request.hpp"
 #include "distributed/world.hpp"
 
 namespace mnist_ddp::distributed {
@@ -46,7 +46,7 @@ std::string cuda_unavailable_reason();
 /// This rank's capability. CUDA is not probed for --device cpu, which must not touch it (a broken
 /// driver can hang or abort there). Never throws for what the machine lacks: that is recorded in
 /// cuda_missing.
-RankCapability probe_capability(const World& world, const config::TrainConfig& config);
+RankCapability probe_capability(const World& world, const config::DeviceRequest& request);
 
 /// Collective: every rank's capability, in rank order.
 std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine);

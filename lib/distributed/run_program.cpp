@@ -4,7 +4,7 @@
 #include <exception>
 #include <optional>
 
-#include "distributed/agreed_failure.hpp"
+#include "distributed/agreement.hpp"
 
 namespace mnist_ddp::distributed {
 

@@ -1,33 +1,20 @@
-// lib/distributed/same_on_every_rank.cpp — two MPI_Bcasts from rank 0 and a comparison.
+// lib/distributed/same_on_every_rank.cpp — rank 0's options, broadcast, and a comparison.
 #include "distributed/same_on_every_rank.hpp"
 
-#include <cstdint>
 #include <sstream>
 
 #include "common/error.hpp"
 #include "config/options.hpp"
-#include "distributed/mpi_check.hpp"
+#include "distributed/agreement.hpp"
 
 namespace mnist_ddp::distributed {
-
-std::string text_of_rank0(const World& world, const std::string& text) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  std::uint64_t size = text.size();
-  MDDP_MPI_CHECK(MPI_Ibcast(&size, 1, MPI_UINT64_T, 0, world.comm(), &request));
-  world.wait(request, "comparing with rank 0");
-  std::string rank0 = world.rank() == 0 ? text : std::string(size, '\0');
-  MDDP_MPI_CHECK(
-      MPI_Ibcast(rank0.data(), static_cast<int>(size), MPI_CHAR, 0, world.comm(), &request));
-  world.wait(request, "comparing with rank 0");
-  return rank0;
-}
 
 void check_same_options(const World& world, const config::TrainConfig& config) {
   std::string mine;
   for (const auto& [name, value] : config::describe_config(config, config::Scope::kJob)) {
     mine += name + '\n' + value + '\n';
   }
-  const std::string rank0 = text_of_rank0(world, mine);
+  const std::string rank0 = broadcast_bytes(world, mine);
   if (rank0 == mine) return;
   // Both lists come from the same describe_config: the same names in the same order.
   std::istringstream here(mine);

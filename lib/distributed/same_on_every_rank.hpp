@@ -1,4 +1,4 @@
-// lib/distributed/same_on_every_rank.hpp — provides: text_of_rank0, check_same_options.
+// lib/distributed/same_on_every_rank.hpp — provides: check_same_options.
 #pragma once
 
 #include <string>
@@ -7,9 +7,6 @@
 #include "distributed/world.hpp"
 
 namespace mnist_ddp::distributed {
-
-/// Collective: rank 0's `text` on every rank.
-std::string text_of_rank0(const World& world, const std::string& text);
 
 /// Collective: UsageError naming the first option that differs from rank 0's, as nearly every
 /// option shapes the collectives. --data-dir may differ (the data are compared once loaded).

@@ -78,9 +78,9 @@ std::string process_label() {
   return label_of(known ? std::to_string(rank) : "?", host_name());
 }
 
-void abort_job(int code) {
-  if (mpi_running()) MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);  // without MPI there is no other rank to end
+void abort_job(int code, bool from_main_thread) {
+  if (from_main_thread && mpi_running()) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
 }
 
 }  // namespace mnist_ddp::distributed

@@ -56,8 +56,14 @@ class World {
 /// World::label() where no World could be made: the rank from MPI where it started, else "?".
 std::string process_label();
 
-/// MPI_Abort with `code` where MPI runs, else ends this process; for when no agreement can reach
-/// ranks blocked in a collective.
-[[noreturn]] void abort_job(int code);
+// Note [Ending the job]. Failures end the program through agreements (Note [One agreement]) and
+// main's return. Only where no agreement can reach ranks blocked in a collective (an error outside
+// an agreed phase, a stalled NCCL collective) does abort_job end the job, and nothing else in the
+// library ends the process: MPI_Abort from the main thread where MPI runs; from another thread,
+// which MPI_THREAD_SERIALIZED keeps out of MPI, this process alone exits and the launcher (mpirun,
+// srun) ends the other ranks.
+
+/// Ends the job with `code` (Note [Ending the job]).
+[[noreturn]] void abort_job(int code, bool from_main_thread = true);
 
 }  // namespace mnist_ddp::distributed

@@ -1,7 +1,6 @@
 // lib/train/graphed_step.cpp — the captured training's side stream; capture and replay.
 #include "train/graphed_step.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -10,6 +9,7 @@
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
+#include "distributed/agreement.hpp"
 
 #if MNIST_DDP_CUDA_GRAPHS
 #include <cuda_runtime_api.h>
@@ -20,10 +20,6 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#if MNIST_DDP_HAVE_NCCL
-#include "distributed/nccl_communicator.hpp"
-#include "distributed/staging_communicator.hpp"
-#endif
 #endif
 
 namespace mnist_ddp::train {
@@ -53,35 +49,16 @@ namespace mnist_ddp::train {
 // ~~~~~~~~~~~~~~~~~~~~~~~
 // A capture may fail on one rank only, and a rank that replays beside eager ones would pair its
 // collectives with nothing. So every rank tells whether its capture worked and the first failing
-// rank's reason goes to all: all give their graphs up and train eagerly from this step, or under
-// --cuda-graph on all stop with that reason. A capture runs no collective, so the agreement is
-// the next one on every rank.
+// rank's reason goes to all (Note [One agreement]): all give their graphs up and train eagerly
+// from this step, or under --cuda-graph on all stop with that reason. A capture runs no
+// collective, so the agreement is the next one on every rank.
 
 namespace {
-
-constexpr std::int64_t kReasonBytes = 512;  // of a failed capture's reason sent to every rank
 
 /// A capture that failed for a reason other than the program's own errors.
 struct CaptureFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-/// Collective: "" when every rank's capture worked, else "rank R: REASON" of the first failing
-/// rank; `mine` is this rank's reason, "" when its capture worked.
-std::string agreed_capture_failure(distributed::Communicator& comm, const std::string& mine) {
-  at::Tensor lowest = at::full({1}, mine.empty() ? 0 : comm.size() - comm.rank(), at::kLong);
-  if (comm.size() > 1) comm.all_reduce(lowest, distributed::ReduceOp::kMax);
-  const std::int64_t rank = comm.size() - lowest.item<std::int64_t>();
-  if (rank == comm.size()) return "";
-  at::Tensor reason = at::zeros({kReasonBytes}, at::kByte);
-  if (rank == comm.rank()) {
-    std::copy_n(mine.begin(), std::min<std::int64_t>(mine.size(), kReasonBytes - 1),
-                reason.data_ptr<std::uint8_t>());
-  }
-  if (comm.size() > 1) comm.broadcast(reason, static_cast<int>(rank));
-  return "rank " + std::to_string(rank) + ": " +
-         std::string(reinterpret_cast<const char*>(reason.data_ptr<std::uint8_t>()));
-}
 
 /// Where there is nothing to capture, only a planted failure can fail the capture.
 std::string planted_failure(const std::function<void()>& in_capture) {
@@ -113,19 +90,6 @@ void order(const at::cuda::CUDAStream& before, const at::cuda::CUDAStream& after
   done.block(after);
 }
 
-/// What each replay tells `comm` if it is NCCL, staged or not: watch the replay's end (Note
-/// [Collectives in a captured step]). Nothing for MPI, whose collectives no capture holds.
-std::function<void()> replay_watch([[maybe_unused]] distributed::Communicator& comm) {
-#if MNIST_DDP_HAVE_NCCL
-  auto* staged = dynamic_cast<distributed::StagingCommunicator*>(&comm);
-  if (auto* nccl =
-          dynamic_cast<distributed::NcclCommunicator*>(staged ? &staged->transport() : &comm)) {
-    return [nccl] { nccl->watch_caller_stream("replay of the captured training step"); };
-  }
-#endif
-  return [] {};
-}
-
 }  // namespace
 
 struct TrainingStream::Switch {
@@ -155,8 +119,8 @@ TrainingStream::TrainingStream(c10::Device device, bool captured_steps)
                                                  : nullptr) {}
 
 struct GraphedStep::Capture {
-  Capture(c10::DeviceIndex index, distributed::Communicator& comm)
-      : device(index), watch_replay(replay_watch(comm)) {
+  Capture(c10::DeviceIndex index, std::function<void()> after_replay)
+      : device(index), watch_replay(std::move(after_replay)) {
     if (at::cuda::getCurrentCUDAStream(device) == at::cuda::getDefaultCUDAStream(device)) {
       throw Error(ExitCode::kFailure,
                   "GraphedStep on cuda:" + std::to_string(device) +
@@ -250,9 +214,10 @@ struct GraphedStep::Capture {
   std::int64_t nodes = 0;  // of the graph, counted at the end of its capture
 };
 
-std::unique_ptr<GraphedStep::Capture> GraphedStep::make_capture(c10::Device device,
-                                                                distributed::Communicator& comm) {
-  return device.is_cuda() ? std::make_unique<Capture>(device_index(device), comm) : nullptr;
+std::unique_ptr<GraphedStep::Capture> GraphedStep::make_capture(
+    c10::Device device, std::function<void()> after_replay) {
+  return device.is_cuda() ? std::make_unique<Capture>(device_index(device), std::move(after_replay))
+                          : nullptr;
 }
 
 #else  // LibTorch without CUDA graphs: nothing to capture, nothing to switch
@@ -271,19 +236,20 @@ struct GraphedStep::Capture {  // never made
 };
 
 std::unique_ptr<GraphedStep::Capture> GraphedStep::make_capture(c10::Device,
-                                                                distributed::Communicator&) {
+                                                                std::function<void()>) {
   return nullptr;
 }
 
 #endif
 
 GraphedStep::GraphedStep(std::function<void()> body, c10::Device device,
-                         distributed::Communicator& comm, int warmup_steps, bool required)
+                         distributed::Communicator& comm, int warmup_steps, bool required,
+                         std::function<void()> after_replay)
     : body_(std::move(body)),
       comm_(comm),
       warmups_left_(warmup_steps),
       required_(required),
-      capture_(make_capture(device, comm)) {}
+      capture_(make_capture(device, std::move(after_replay))) {}
 
 std::string GraphedStep::capture(const std::function<void()>& in_capture) {
   if (!capture_) return planted_failure(in_capture);
@@ -314,8 +280,11 @@ bool GraphedStep::run(const std::function<void()>& in_capture) {
     return true;
   }
   if (!captured_) {
-    fallback_ = agreed_capture_failure(comm_, capture(in_capture));
-    if (!fallback_.empty()) {
+    const std::string mine = capture(in_capture);
+    const distributed::Verdict verdict =
+        distributed::agree(comm_, mine.empty() ? 0 : static_cast<int>(ExitCode::kFailure), mine);
+    if (verdict.failed()) {
+      fallback_ = "rank " + std::to_string(verdict.rank) + ": " + verdict.reason;
       if (capture_) capture_->release();
       if (required_) {
         throw Error(ExitCode::kFailure, "capturing the training step as a CUDA graph failed on " +

@@ -35,10 +35,12 @@ class TrainingStream {
 class GraphedStep {
  public:
   /// `body`: one step's device work, reading what changes per step from tensors only. After
-  /// `warmup_steps` eager runs it is captured (on CUDA, collectives on `comm` too) and replayed.
-  /// `required` (--cuda-graph on): a failed capture ends the run rather than falling back.
-  GraphedStep(std::function<void()> body, c10::Device device, distributed::Communicator& comm,
-              int warmup_steps, bool required);
+  /// `warmup_steps` eager runs it is captured (on CUDA, collectives on `comm` too) and replayed,
+  /// each replay followed by `after_replay`. `required` (--cuda-graph on): a failed capture ends
+  /// the run rather than falling back.
+  GraphedStep(
+      std::function<void()> body, c10::Device device, distributed::Communicator& comm,
+      int warmup_steps, bool required, std::function<void()> after_replay = [] {});
   ~GraphedStep();
   GraphedStep(const GraphedStep&) = delete;
   GraphedStep& operator=(const GraphedStep&) = delete;
@@ -58,7 +60,8 @@ class GraphedStep {
   struct Capture;  // the graph, where CUDA graphs are built in
 
   /// Null where there is nothing to capture (the CPU, or a build without CUDA graphs).
-  static std::unique_ptr<Capture> make_capture(c10::Device device, distributed::Communicator& comm);
+  static std::unique_ptr<Capture> make_capture(c10::Device device,
+                                               std::function<void()> after_replay);
   /// Captures `body_` on this rank: "" when it worked, else why not.
   std::string capture(const std::function<void()>& in_capture);
   void replay();

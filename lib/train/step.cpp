@@ -33,7 +33,7 @@ Step::Step(const config::TrainConfig& config, const distributed::DevicePlan& pla
            distributed::Communicator& comm, model::Classifier& model,
            const data::Dataset& train_set, torch::optim::Optimizer& optimizer,
            std::int64_t total_steps, std::int64_t shard_capacity, RunMetrics& metrics,
-           checkpoint::TrainProgress& progress, bool graphed)
+           checkpoint::TrainProgress& progress, const GraphPlan& graphs)
     : config_(config),
       device_(plan.device),
       world_size_(comm.size()),
@@ -49,7 +49,7 @@ Step::Step(const config::TrainConfig& config, const distributed::DevicePlan& pla
   if (config.mode == config::Mode::kDp) {
     replicas_ = std::make_unique<ddp::ModelReplicas>(model_, config.model, plan.replicas);
   }
-  if (!graphed) return;
+  if (!graphs.capture) return;
   if (config.grad_accum > 1 || replicas_) {  // plan_cuda_graph never asks for these
     throw Error(ExitCode::kFailure,
                 "Trainer: a graphed step is one micro-batch on one device (no --grad-accum, no "
@@ -65,7 +65,7 @@ Step::Step(const config::TrainConfig& config, const distributed::DevicePlan& pla
         update(clock);
       },
       device_, comm, kGraphWarmupSteps,
-      /*required=*/config.cuda_graph == config::CudaGraph::kOn);
+      /*required=*/config.cuda_graph == config::CudaGraph::kOn, graphs.after_replay);
 }
 
 void Step::start_epoch(const at::Tensor& shard) {

@@ -15,6 +15,7 @@
 #include "ddp/model_replicas.hpp"
 #include "distributed/device_plan.hpp"
 #include "train/device_optimizer.hpp"
+#include "train/graph_plan.hpp"
 #include "train/graphed_step.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/run_metrics.hpp"
@@ -58,7 +59,7 @@ class Step {
   Step(const config::TrainConfig& config, const distributed::DevicePlan& plan,
        distributed::Communicator& comm, model::Classifier& model, const data::Dataset& train_set,
        torch::optim::Optimizer& optimizer, std::int64_t total_steps, std::int64_t shard_capacity,
-       RunMetrics& metrics, checkpoint::TrainProgress& progress, bool graphed);
+       RunMetrics& metrics, checkpoint::TrainProgress& progress, const GraphPlan& graphs);
 
   /// Starts the epoch's `shard` (sample indices on the training device).
   void start_epoch(const at::Tensor& shard);

@@ -76,6 +76,7 @@ struct EpochReport {
   std::int64_t epoch = 0;       // 1-based
   std::int64_t step = 0;        // optimizer steps since the start of training
   bool complete = true;         // false when --max-steps or --target-accuracy ended it early
+  bool stopped = false;         // an agreed stop request ended it
   bool target_reached = false;  // an evaluation in it reached --target-accuracy: the run ends
   double train_loss = 0;        // mean of the per-step losses, averaged over ranks
   EvalResult test;              // evaluation on the test set after the epoch

@@ -2,6 +2,7 @@
 #include "train/trainer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <ATen/ATen.h>
@@ -11,7 +12,7 @@
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
 #include "ddp/parameter_broadcast.hpp"
-#include "distributed/agreed_failure.hpp"
+#include "distributed/agreement.hpp"
 #include "train/default_generators.hpp"
 #include "train/evaluator.hpp"
 #include "train/make_optimizer.hpp"
@@ -31,6 +32,29 @@ std::uint64_t dropout_seed(std::int64_t seed, int rank, std::int64_t step) {
 /// Whether step `step` is one of every `interval` steps (an option's; 0 turns it off).
 bool every(std::int64_t step, std::int64_t interval) {
   return interval > 0 && step % interval == 0;
+}
+
+/// What follows a step, decided once from the options and where the step ended.
+struct AfterStep {
+  bool last_of_epoch = false;  // the shard is used up
+  bool ends_run = false;       // --max-steps reached
+  bool log = false;            // a --log-every step
+  bool checkpoint = false;     // a --checkpoint-every step inside the epoch
+  bool evaluate = false;       // an --eval-every step inside the epoch, short of the limit
+  /// Whether the host reads the device after the step anyway (Note [Stop agreement]).
+  bool reads_device() const { return last_of_epoch || ends_run || log || checkpoint || evaluate; }
+};
+
+AfterStep after_step(const config::TrainConfig& config, std::int64_t step, bool last_of_epoch,
+                     bool ends_run) {
+  AfterStep after;
+  after.last_of_epoch = last_of_epoch;
+  after.ends_run = ends_run;
+  after.log = every(step, config.log_every);
+  // The epoch's end checkpoints and evaluates anyway (Trainer::run).
+  after.checkpoint = every(step, config.checkpoint_every) && !last_of_epoch;
+  after.evaluate = every(step, config.eval_every) && !last_of_epoch && !ends_run;
+  return after;
 }
 
 /// Optimizer steps that train `samples` images of one rank.
@@ -73,8 +97,8 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       one_time_seconds_(pay_first_uses(config, plan, sampler_.num_samples())),
       optimizer_(make_optimizer(config, model.parameters())),
       metrics_(plan.device, comm),
-      step_(config, plan, comm, model, train_set, *optimizer_, total_steps(),
-            sampler_.num_samples(), metrics_, progress_, graphs.capture) {
+      steps_(config, plan, comm, model, train_set, *optimizer_, total_steps(),
+             sampler_.num_samples(), metrics_, progress_, graphs) {
   ddp::broadcast_parameters(comm_, model_, plan.communicates);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
 }
@@ -91,9 +115,8 @@ std::int64_t Trainer::total_steps_on(int world_size) const {
 }
 
 bool Trainer::agree_to_stop(const TrainerHooks& hooks) {
-  at::Tensor flag = at::full({1}, hooks.stop_requested() ? 1 : 0, at::kLong);
-  comm_.all_reduce(flag, distributed::ReduceOp::kMax);
-  return flag.item<std::int64_t>() != 0;
+  const int code = hooks.stop_requested() ? static_cast<int>(ExitCode::kPreempted) : 0;
+  return distributed::agree(comm_, code, "a stop signal", /*share_reason=*/false).failed();
 }
 
 EvalResult Trainer::evaluate_test_set() {
@@ -125,7 +148,7 @@ void Trainer::report_step(const StepResult& step, const TrainerHooks& hooks) {
   report.epoch = progress_.epoch + 1;
   report.epoch_steps = steps_per_epoch();
   report.epoch_steps_done =
-      report.epoch_steps - steps_for(step_.samples_left(), config_.batch_size, config_.grad_accum);
+      report.epoch_steps - steps_for(steps_.samples_left(), config_.batch_size, config_.grad_accum);
   report.images = step.images * comm_.size();
   report.seconds = step.phases.total();
   report.lr = step.lr;
@@ -133,76 +156,67 @@ void Trainer::report_step(const StepResult& step, const TrainerHooks& hooks) {
   hooks.on_step(report);
 }
 
-EpochReport Trainer::train_epoch(std::int64_t step_limit, const TrainerHooks& hooks,
-                                 bool& stopped) {
+EpochReport Trainer::train_epoch(std::int64_t step_limit, double seconds_before,
+                                 const TrainerHooks& hooks) {
   const Clock::time_point start = Clock::now();
   const std::int64_t images_before = progress_.images;
   model_.train();
   sampler_.set_epoch(progress_.epoch);
   // On the training device, where batches are gathered.
-  step_.start_epoch(sampler_.indices_from(progress_.position).to(device_));
-  PhaseTimes phases;
+  steps_.start_epoch(sampler_.indices_from(progress_.position).to(device_));
+  EpochReport report;
+  report.epoch = progress_.epoch + 1;
   double evaluation_seconds = 0;  // of this epoch's --eval-every evaluations
   if (hooks.on_first_step && first_step_pending_) hooks.on_first_step();
   first_step_pending_ = false;
 
-  while (step_.samples_left() > 0 && progress_.step < step_limit) {
-    StepResult step = step_.run(hooks);
-    const bool last_step = step_.samples_left() == 0;
-    const bool ends_run = progress_.step >= step_limit;
-    const ddp::StopReason stop =
-        step_.stop_agreed(step,
-                          last_step || ends_run || every(progress_.step, config_.log_every) ||
-                              every(progress_.step, config_.checkpoint_every) ||
-                              every(progress_.step, config_.eval_every),
-                          hooks);
-    if (stop == ddp::StopReason::kNotFinite) {
-      stop_not_finite("a training loss is",
-                      " (rank 0's: " + std::to_string(step_.last_loss()) + ")");
-    }
-    metrics_.add_step(step.images, step.micro_batches, step.phases);
-    phases += step.phases;
-    report_step(step, hooks);
+  while (steps_.samples_left() > 0 && progress_.step < step_limit) {
+    StepResult result = steps_.run(hooks);
+    const AfterStep after = after_step(config_, progress_.step, steps_.samples_left() == 0,
+                                       progress_.step >= step_limit);
+    const ddp::StopReason stop = steps_.stop_agreed(result, after.reads_device(), hooks);
+    if (stop == ddp::StopReason::kNotFinite) stop_not_finite();
+    metrics_.add_step(result.images, result.micro_batches, result.phases);
+    report.phases += result.phases;
+    report_step(result, hooks);
     if (stop == ddp::StopReason::kRequested) {
-      stopped = true;
+      report.stopped = true;
       break;
     }
-    if (every(progress_.step, config_.checkpoint_every) && !last_step) {
-      checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
-    }
-    // The epoch's end, or the step limit, evaluates anyway (Trainer::run).
-    if (every(progress_.step, config_.eval_every) && !last_step && !ends_run) {
+    if (after.checkpoint) checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
+    if (after.evaluate) {
       const Clock::time_point evaluation_start = Clock::now();
-      evaluate_and_report(hooks, train_seconds_ + seconds_since(start) - evaluation_seconds);
+      evaluate_and_report(hooks, seconds_before + seconds_since(start) - evaluation_seconds);
       evaluation_seconds += seconds_since(evaluation_start);
       if (target_) break;
     }
   }
-  const bool complete = step_.samples_left() == 0 && !stopped;
   metrics_.gather_epoch(progress_);
-
-  EpochReport report;
-  report.epoch = progress_.epoch + 1;
   report.step = progress_.step;
-  report.complete = complete;
+  report.complete = steps_.samples_left() == 0 && !report.stopped;
   report.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
   report.images = progress_.images;
   report.train_seconds = seconds_since(start) - evaluation_seconds;
   report.images_per_sec = (progress_.images - images_before) / report.train_seconds;
-  report.phases = phases;
   return report;
 }
-void Trainer::stop_not_finite(const std::string& what, const std::string& value) const {
-  if (comm_.rank() == 0) {
-    distributed::report_error(
-        distributed::process_label(),
-        Error(ExitCode::kNotFinite,
-              what + " not finite " + (device_.is_cuda() ? "by" : "at") + " step " +
-                  std::to_string(progress_.step) + value +
-                  ": training stopped there, and no checkpoint holds these weights; try a lower "
-                  "--lr"));
+
+void Trainer::stop_not_finite(const std::string& what) {
+  // The rank that saw it says so (Note [One agreement]).
+  const bool mine = what.empty() ? !std::isfinite(steps_.last_loss()) : true;
+  const std::string where =
+      (device_.is_cuda() ? " by step " : " at step ") + std::to_string(progress_.step);
+  const std::string reason =
+      (what.empty() ? "a training loss is not finite" + where + " (" +
+                          std::to_string(steps_.last_loss()) + " on this rank)"
+                    : what + " not finite" + where) +
+      ": training stopped there, and no checkpoint holds these weights; try a lower --lr";
+  distributed::Verdict verdict = distributed::agree(
+      comm_, mine ? static_cast<int>(ExitCode::kNotFinite) : 0, reason, /*share_reason=*/false);
+  if (!verdict.failed()) {  // only the summed flag saw it: every rank's loss reads finite now
+    verdict = {static_cast<int>(ExitCode::kNotFinite), 0, reason};
   }
-  throw distributed::AgreedFailure(static_cast<int>(ExitCode::kNotFinite));
+  distributed::end_agreed(verdict, comm_.rank(), distributed::process_label());
 }
 
 TrainSummary Trainer::run(const TrainerHooks& hooks) {
@@ -212,14 +226,12 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
   TrainSummary summary;
   bool evaluated = false;
   while (progress_.epoch < config_.epochs && progress_.step < step_limit) {
-    bool stopped = false;
     const std::int64_t images_before = progress_.images;
-    EpochReport report = train_epoch(step_limit, hooks, stopped);
+    EpochReport report = train_epoch(step_limit, summary.train_seconds, hooks);
     summary.images += progress_.images - images_before;
     summary.train_seconds += report.train_seconds;
-    train_seconds_ = summary.train_seconds;
     summary.phases += report.phases;
-    if (stopped || agree_to_stop(hooks)) {
+    if (report.stopped || agree_to_stop(hooks)) {
       checkpoint_at(hooks, checkpoint::CheckpointPoint::kStop);
       summary.preempted = true;
       break;
@@ -250,9 +262,9 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     summary.train_loss = progress_.loss_sum / std::max<std::int64_t>(1, progress_.loss_count);
   }
   summary.steps = progress_.step;
-  summary.graph_nodes = step_.graph_nodes();
-  summary.graph_fallback = step_.graph_fallback();
-  summary.allreduce_bytes = step_.allreduce_bytes();
+  summary.graph_nodes = steps_.graph_nodes();
+  summary.graph_fallback = steps_.graph_fallback();
+  summary.allreduce_bytes = steps_.allreduce_bytes();
   summary.one_time_seconds = one_time_seconds_;
   summary.images_per_sec = summary.images / std::max(summary.train_seconds, 1e-9);
   return summary;
@@ -294,7 +306,7 @@ void Trainer::restore(const checkpoint::LoadedCheckpoint& saved) {
                           ": resume with as many ranks, or give the run a --global-batch-size");
   }
   progress_ = saved.meta.progress;  // identical on every rank, partial epoch sums included
-  step_.parameters_replaced();
+  steps_.parameters_replaced();
   if (writers != comm_.size()) {  // another world: fresh dropout streams, still reproducible
     torch::manual_seed(dropout_seed(config_.seed, comm_.rank(), progress_.step));
     return;

@@ -47,11 +47,13 @@ class Trainer {
   std::int64_t steps_per_epoch() const;
 
  private:
-  /// Every rank, agreed: ends the run with kNotFinite; rank 0 says that `what` ("the weights
-  /// are") not finite, `value` after the step (Note [Stop agreement]).
-  [[noreturn]] void stop_not_finite(const std::string& what, const std::string& value = "") const;
-  /// Trains the rest of the current epoch, or until `step_limit` or an agreed stop.
-  EpochReport train_epoch(std::int64_t step_limit, const TrainerHooks& hooks, bool& stopped);
+  /// Collective: ends the run with kNotFinite (Note [Stop agreement]); a rank whose training loss
+  /// is not finite, or with `what` ("the weights are") every rank, says so.
+  [[noreturn]] void stop_not_finite(const std::string& what = "");
+  /// Trains the rest of the current epoch, or until `step_limit` or an agreed stop; the run
+  /// trained `seconds_before` before it.
+  EpochReport train_epoch(std::int64_t step_limit, double seconds_before,
+                          const TrainerHooks& hooks);
   /// The step's StepReport (with a LogWindow every --log-every steps).
   void report_step(const StepResult& step, const TrainerHooks& hooks);
   /// Collective: whether any rank has been asked to stop.
@@ -77,10 +79,9 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   checkpoint::TrainProgress progress_;
   RunMetrics metrics_;
-  Step step_;
+  Step steps_;
   bool first_step_pending_ = true;
   std::chrono::steady_clock::time_point run_start_;
-  double train_seconds_ = 0;  // of the epochs before the current one, in this process
   std::optional<EvalReport> target_;
 };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A training loss that is not finite (--lr 1e30 on the mlp) ends the run on every rank with exit 8
-# and one message naming the step and the value, before a checkpoint of those weights: the
+# and one message, from the lowest rank that saw it, naming the step and the value, before a checkpoint of those weights: the
 # newest checkpoint is step 1's, intact, and --resume auto from it stops the same way at step 2.
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
@@ -11,7 +11,7 @@ run_mpi 2 "${RUN[@]}" --lr 1e30
 expect_exit 8 "a loss that is not finite"
 errors=$(grep -c 'error' "$WORK/err" || true)
 if [[ $errors == 1 ]] &&
-   grep -qE "^mnist_ddp: error: \[rank 0@[^]]+\] a training loss is not finite at step 2 \(rank 0's: -?nan\): training stopped there, and no checkpoint holds these weights" \
+   grep -qE "^mnist_ddp: error: \[rank 0@[^]]+\] a training loss is not finite at step 2 \(-?nan on this rank\): training stopped there, and no checkpoint holds these weights" \
      "$WORK/err"; then
   pass "one message, naming the step and the value"
 else

@@ -1,10 +1,13 @@
-// tests/mpi/test_agreed_failure.cpp — a failure on one rank ends every rank with its exit code.
+// tests/mpi/test_agreed_failure.cpp — Note [One agreement]: a failure on one rank ends every rank
+// with its exit code and reason.
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
-#include "distributed/agreed_failure.hpp"
+#include "distributed/agreement.hpp"
+#include "distributed/mpi_communicator.hpp"
 #include "support/mpi_test_world.hpp"
 
 namespace mnist_ddp::distributed {
@@ -48,26 +51,65 @@ TEST_CASE("an exception of another type counts as exit code 1") {
         }) == 1);
 }
 
-TEST_CASE("throw_unless_all_succeeded: the failed rank keeps its error, the others its exit code") {
+TEST_CASE("an AgreedFailure inside a phase passes through: it was agreed already") {
+  const World& world = testing::test_world();
+  int outer = -1;
+  CHECK(agreed_code([&] {
+          outer = agreed_code([&] {
+            if (world.rank() == 0) throw CheckpointError("the inner phase fails on rank 0");
+          });
+          throw AgreedFailure(outer);
+        }) == 4);
+  CHECK(outer == 4);
+}
+
+/// The verdicts of the same agreement over MPI and over a Communicator.
+std::vector<Verdict> both_verdicts(int code, const std::string& reason) {
+  const World& world = testing::test_world();
+  MpiCommunicator comm(world.comm(), testing::kCommTimeoutSeconds);
+  return {agree(world.watchdog(), code, reason, "a test agreement"), agree(comm, code, reason)};
+}
+
+TEST_CASE("agree: the highest code, the lowest rank with it and its whole reason, everywhere") {
   const World& world = testing::test_world();
   const int last = world.size() - 1;
-  int steps = 0;
-  try {
-    throw_unless_all_succeeded(world.watchdog(), "a set-up step", [&] {
-      ++steps;
-      if (world.rank() == last) throw Error(ExitCode::kFailure, "cudaMalloc failed");
-    });
-    FAIL("a failed step was not agreed on");
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    CAPTURE(message);
-    CHECK((e.code() == ExitCode::kFailure));
-    CHECK(message == (world.rank() == last ? "cudaMalloc failed"
-                                           : "a set-up step failed on rank " +
-                                                 std::to_string(last) + " (its error says why)"));
+  // Rank r fails with code 1 + r % 2; the reason is long, to travel beyond any fixed buffer.
+  const std::string reason = "rank " + std::to_string(world.rank()) + std::string(5000, '!');
+  for (const Verdict& verdict : both_verdicts(1 + world.rank() % 2, reason)) {
+    const int highest = world.size() > 1 ? 2 : 1;
+    CHECK(verdict.code == highest);
+    CHECK(verdict.rank == (highest == 2 ? 1 : 0));
+    CHECK(verdict.reason == "rank " + std::to_string(verdict.rank) + std::string(5000, '!'));
   }
-  CHECK(steps == 1);
-  throw_unless_all_succeeded(world.watchdog(), "a step that succeeds", [] {});
+  for (const Verdict& verdict : both_verdicts(world.rank() == last ? 5 : 0, "only the last")) {
+    CHECK(verdict.failed());
+    CHECK(verdict.code == 5);
+    CHECK(verdict.rank == last);
+    CHECK(verdict.reason == "only the last");
+  }
+  const World& w = world;
+  MpiCommunicator comm(w.comm(), testing::kCommTimeoutSeconds);
+  const std::string mine = "rank " + std::to_string(w.rank());
+  for (const Verdict& kept : {agree(w.watchdog(), 3, mine, "a test agreement", false),
+                              agree(comm, 3, mine, /*share_reason=*/false)}) {
+    CHECK(kept.rank == 0);  // the reason stays with its rank
+    CHECK(kept.reason == (w.rank() == 0 ? mine : ""));
+  }
+  for (const Verdict& verdict : both_verdicts(0, "nobody failed")) {
+    CHECK_FALSE(verdict.failed());
+    CHECK(verdict.reason.empty());
+  }
+}
+
+TEST_CASE("broadcast_bytes: the root's bytes on every rank, over MPI and a Communicator") {
+  const World& world = testing::test_world();
+  MpiCommunicator comm(world.comm(), testing::kCommTimeoutSeconds);
+  const int root = world.size() - 1;
+  const std::string mine = "rank " + std::to_string(world.rank()) + std::string(world.rank(), '!');
+  const std::string expected = "rank " + std::to_string(root) + std::string(root, '!');
+  CHECK(broadcast_bytes(world, mine, root) == expected);
+  CHECK(broadcast_bytes(comm, mine, root) == expected);
+  CHECK(broadcast_bytes(world, mine) == "rank 0");
 }
 
 }  // namespace

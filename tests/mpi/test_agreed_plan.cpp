@@ -29,7 +29,7 @@ TEST_CASE("gather_capabilities returns every rank's record in rank order") {
   config::TrainConfig config;
   config.device = config::Device::kCpu;
   config.threads = world.rank() + 1;
-  RankCapability mine = probe_capability(world, config);
+  RankCapability mine = probe_capability(world, config::device_request(config));
   CHECK(mine.cuda_missing == "--device cpu");
   CHECK(mine.cores == usable_cores());
   mine.gpu = world.rank();
@@ -52,7 +52,8 @@ TEST_CASE("plan_devices: every rank's placement in rank order; --threads 0 share
   const World& world = testing::test_world();
   config::TrainConfig config;
   config.device = config::Device::kCpu;
-  const std::vector<RankPlacement> layout = plan_devices(config, world).layout;
+  const std::vector<RankPlacement> layout =
+      plan_devices(config::device_request(config), world).layout;
   const int node_cores = static_cast<int>(std::thread::hardware_concurrency());
   REQUIRE(layout.size() == static_cast<size_t>(world.size()));
   for (int rank = 0; rank < world.size(); ++rank) {
@@ -71,7 +72,7 @@ TEST_CASE("plan_devices: every rank's placement in rank order; --threads 0 share
 TEST_CASE("plan_devices: the CPU and MPI on every rank here, with no note") {
   const World& world = testing::test_world();
   config::TrainConfig config;
-  const DevicePlan plan = plan_devices(config, world);
+  const DevicePlan plan = plan_devices(config::device_request(config), world);
   if (plan.on_cuda()) {
     MESSAGE("a GPU is present: the CPU plan cannot be checked here; skipped");
     return;
@@ -80,14 +81,8 @@ TEST_CASE("plan_devices: the CPU and MPI on every rank here, with no note") {
   CHECK(plan.layout[world.rank()].device == "cpu");
   CHECK(plan.note.empty());
   config.device = config::Device::kCuda;
-  CHECK_THROWS_WITH_AS(plan_devices(config, world), doctest::Contains("--device cuda: "),
-                       UsageError);
-}
-
-TEST_CASE("text_of_rank0 hands rank 0's text to every rank") {
-  const World& world = testing::test_world();
-  const std::string mine = "rank " + std::to_string(world.rank()) + std::string(world.rank(), '!');
-  CHECK(text_of_rank0(world, mine) == "rank 0");
+  CHECK_THROWS_WITH_AS(plan_devices(config::device_request(config), world),
+                       doctest::Contains("--device cuda: "), UsageError);
 }
 
 TEST_CASE("check_same_options: the last rank's other batch size is refused there, by name") {

@@ -379,6 +379,7 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
     distributed::MpiWatchdog mpi_self(MPI_COMM_SELF, testing::kCommTimeoutSeconds);
     auto nccl = std::make_unique<distributed::NcclCommunicator>(mpi_self, gpu,
                                                                 testing::kCommTimeoutSeconds);
+    distributed::NcclCommunicator* watched = nccl.get();
     distributed::StagingCommunicator comm(std::move(nccl), device);
     config::TrainConfig config = adam_onecycle_config();
     // An fp32 bucket is averaged (ncclAvg): over one rank NCCL still launches its scaling kernel,
@@ -393,6 +394,7 @@ TEST_CASE("a replayed trainer step holds its bucket allreduces when it communica
     plan.communicates = alone;  // as decide_plan makes it for one rank with --communicate-alone
     GraphPlan graphs;
     graphs.capture = true;
+    graphs.after_replay = [watched] { watched->watch_caller_stream("replay"); };  // as a Session's
     Trainer trainer(config, plan, comm, *model, train_set, test_set, graphs);
     nodes = trainer.run({}).graph_nodes;
     return testing::flat_parameters(*model).cpu();

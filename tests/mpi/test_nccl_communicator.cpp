@@ -8,7 +8,9 @@
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
-#include "distributed/make_communicator.hpp"
+#include "distributed/agreement.hpp"
+#include "distributed/session.hpp"
+#include "support/captured_stderr.hpp"
 #include "support/late_rank.hpp"
 #include "support/mpi_test_world.hpp"
 
@@ -32,7 +34,7 @@ bool cuda_device_present() {
 #endif
 }
 
-TEST_CASE("make_nccl_communicator fails with a clear CommError on every rank without a GPU") {
+TEST_CASE("make_nccl_communicator fails with exit code 5 on every rank without a GPU, saying why") {
   if (cuda_device_present()) {
     MESSAGE("a CUDA device is present: the no-device error cannot be checked here; skipped");
     return;
@@ -40,14 +42,24 @@ TEST_CASE("make_nccl_communicator fails with a clear CommError on every rank wit
   const std::string expected =
       nccl_built_in() ? "no CUDA device: cudaGetDeviceCount" : "this build has no NCCL backend";
   CAPTURE(expected);
+  testing::CapturedStderr printed;
+  int code = 0;
+  std::string message;
   try {
     make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
     FAIL("make_nccl_communicator succeeded without a CUDA device");
-  } catch (const CommError& e) {
-    const std::string message = e.what();
-    CAPTURE(message);
+  } catch (const AgreedFailure& failure) {  // device selection, agreed: rank 0 says why
+    code = failure.code;
+    message = printed.text();
+  } catch (const CommError& e) {  // a build without NCCL refuses before any agreement
+    code = static_cast<int>(e.code());
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(code == static_cast<int>(ExitCode::kComm));
+  if (nccl_built_in() && testing::test_world().rank() != 0) CHECK(message.empty());
+  if (!nccl_built_in() || testing::test_world().rank() == 0) {
     CHECK(message.find(expected) != std::string::npos);
-    CHECK((e.code() == ExitCode::kComm));
   }
 }
 
@@ -58,27 +70,34 @@ TEST_CASE("a rank that stalls before device selection ends the others' agreement
   }
   const World& world = testing::test_world();
   const int held = world.size() - 1;
-  const testing::WorldCommTimeout short_timeout(/*seconds=*/0.2);
-  // The held rank selects its device only once every other rank gave up on it.
-  if (world.rank() == held) {
-    CHECK(testing::hold_until_released(held, testing::kCommTimeoutSeconds));
-  }
   std::string message;
-  try {
-    make_nccl_communicator(world, testing::kCommTimeoutSeconds);
-  } catch (const CommError& e) {
-    message = e.what();
+  int code = 0;
+  {
+    const testing::WorldCommTimeout short_timeout(/*seconds=*/0.2);
+    // The held rank selects its device only once every other rank gave up on it.
+    if (world.rank() == held) {
+      CHECK(testing::hold_until_released(held, testing::kCommTimeoutSeconds));
+    }
+    try {
+      make_nccl_communicator(world, testing::kCommTimeoutSeconds);
+    } catch (const AgreedFailure& failure) {
+      code = failure.code;
+    } catch (const CommError& e) {
+      message = e.what();
+      code = static_cast<int>(e.code());
+    }
+    if (world.rank() != held) testing::release(held);
   }
   CAPTURE(message);
-  if (world.rank() == held) {
-    CHECK(message.find("no CUDA device") != std::string::npos);
-  } else {
-    testing::release(held);
+  CHECK(code == static_cast<int>(ExitCode::kComm));
+  if (world.rank() != held) {
     CHECK(message.find("the agreement after CUDA device selection (collective #") !=
           std::string::npos);
     CHECK(message.find("waits for rank(s) " + std::to_string(held) + "@" + world.host() +
                        " not responding") != std::string::npos);
   }
+  // The held rank agrees with the others' contributions, rank 0's failure (Note [One agreement]),
+  // which rank 0 reported as its timeout.
 }
 
 TEST_CASE("NCCL collectives where every rank has a GPU of its own" * doctest::test_suite("gpu")) {

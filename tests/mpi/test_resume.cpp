@@ -8,7 +8,7 @@
 
 #include "common/error.hpp"
 #include "data/distributed_sampler.hpp"
-#include "distributed/broadcast_bytes.hpp"
+#include "distributed/agreement.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
 #include "support/cpu_plan.hpp"

@@ -9,8 +9,8 @@
 
 #include <ATen/ATen.h>
 
-#include "distributed/make_communicator.hpp"
 #include "distributed/mpi_communicator.hpp"
+#include "distributed/session.hpp"
 #include "distributed/staging_communicator.hpp"
 #include "support/mpi_test_world.hpp"
 

@@ -38,7 +38,8 @@ TEST_CASE("the timeline gathers every rank's spans into one Chrome trace on rank
   }
   config::TrainConfig cpu;
   cpu.device = config::Device::kCpu;
-  CHECK(timeline.write(path, distributed::plan_devices(cpu, world).layout) == 0);
+  CHECK(timeline.write(path,
+                       distributed::plan_devices(config::device_request(cpu), world).layout) == 0);
   if (world.rank() != 0) return;
 
   std::ifstream file(path);
@@ -95,7 +96,7 @@ TEST_CASE("every phase's and span's name comes back from the trace") {
   for (const std::string& name : names) timeline.add(Span{name.c_str(), now, now, /*step=*/1});
   config::TrainConfig cpu;
   cpu.device = config::Device::kCpu;
-  timeline.write(path, distributed::plan_devices(cpu, world).layout);
+  timeline.write(path, distributed::plan_devices(config::device_request(cpu), world).layout);
   if (world.rank() != 0) return;
   std::ifstream file(path);
   REQUIRE(file);

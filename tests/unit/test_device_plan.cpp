@@ -53,7 +53,7 @@ std::vector<DevicePlan> plans(const config::TrainConfig& config,
                               const std::vector<RankCapability>& job) {
   std::vector<DevicePlan> all;
   for (int rank = 0; rank < static_cast<int>(job.size()); ++rank) {
-    all.push_back(decide_plan(config, job, rank));
+    all.push_back(decide_plan(config::device_request(config), job, rank));
     CHECK(all.back().backend == all.front().backend);
     CHECK(all.back().on_cuda() == all.front().on_cuda());
     CHECK(all.back().note == all.front().note);
@@ -68,7 +68,7 @@ std::string refusal(const config::TrainConfig& config, const std::vector<RankCap
   std::string first;
   for (int rank = 0; rank < static_cast<int>(job.size()); ++rank) {
     try {
-      decide_plan(config, job, rank);
+      decide_plan(config::device_request(config), job, rank);
       CHECK(first.empty());
     } catch (const Error& e) {
       if (rank == 0) first = e.what();

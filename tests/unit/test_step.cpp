@@ -43,8 +43,10 @@ struct Setup {
     optimizer = make_optimizer(config, model->parameters());
     distributed::DevicePlan plan = testing::cpu_plan(comm);
     plan.communicates = communicates;
+    GraphPlan graphs;
+    graphs.capture = graphed;
     step = std::make_unique<Step>(config, plan, comm, *model, train_set, *optimizer,
-                                  /*total_steps=*/10, kShard, metrics, progress, graphed);
+                                  /*total_steps=*/10, kShard, metrics, progress, graphs);
     step->start_epoch(at::arange(kShard, at::kLong));
   }
 

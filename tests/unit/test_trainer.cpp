@@ -12,7 +12,7 @@
 #include <torch/utils.h>
 
 #include "common/error.hpp"
-#include "distributed/agreed_failure.hpp"
+#include "distributed/agreement.hpp"
 #include "support/cpu_plan.hpp"
 #include "support/mirror_communicator.hpp"
 #include "support/synthetic_dataset.hpp"

@@ -1,0 +1,162 @@
+// lib/distributed/agreement.cpp — one max picks the verdict, one broadcast carries its reason.
+#include "distributed/agreement.hpp"
+
+#include <array>
+#include <cerrno>  // program_invocation_short_name (GNU)
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include "common/error.hpp"
+#include "distributed/mpi_check.hpp"
+
+namespace mnist_ddp::distributed {
+namespace {
+
+/// Note [One agreement] over any transport: `max_of` reduces one integer over the ranks,
+/// `bytes_of` broadcasts a rank's bytes.
+template <typename MaxOf, typename BytesOf>
+Verdict decide(int rank, int size, int code, const std::string& reason, bool share_reason,
+               MaxOf max_of, BytesOf bytes_of) {
+  // Higher codes first, then lower ranks: code * size + (size - 1 - rank), 0 for success.
+  const std::int64_t mine = code == 0 ? 0 : std::int64_t{code} * size + (size - 1 - rank);
+  const std::int64_t agreed = max_of(mine);
+  if (agreed == 0) return {};
+  Verdict verdict;
+  verdict.code = static_cast<int>(agreed / size);
+  verdict.rank = size - 1 - static_cast<int>(agreed % size);
+  const bool its_rank = verdict.rank == rank;
+  if (share_reason) {
+    verdict.reason = bytes_of(its_rank ? reason : std::string(), verdict.rank);
+  } else if (its_rank) {
+    verdict.reason = reason;
+  }
+  return verdict;
+}
+
+/// Collective over MPI: `root`'s bytes, watched as `what`.
+std::string mpi_bytes_of(MpiWatchdog& watched, const std::string& bytes, int root,
+                         const std::string& what) {
+  // Shared, so that the buffers outlive an abandoned wait.
+  const auto size = std::make_shared<std::uint64_t>(bytes.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  MDDP_MPI_CHECK(MPI_Ibcast(size.get(), 1, MPI_UINT64_T, root, watched.comm(), &request));
+  watched.wait(request, what, size);
+  const auto text = std::make_shared<std::string>(bytes);
+  text->resize(*size);
+  MDDP_MPI_CHECK(
+      MPI_Ibcast(text->data(), static_cast<int>(*size), MPI_CHAR, root, watched.comm(), &request));
+  watched.wait(request, what, text);
+  return *text;
+}
+
+ExitCode exit_code(const std::exception& error) {
+  const auto* known = dynamic_cast<const Error*>(&error);
+  return known != nullptr ? known->code() : ExitCode::kFailure;
+}
+
+/// What went wrong, without the C++ backtrace that LibTorch's errors carry in what().
+std::string error_text(const std::exception& error) {
+  const auto* torch_error = dynamic_cast<const c10::Error*>(&error);
+  return torch_error != nullptr ? torch_error->what_without_backtrace() : error.what();
+}
+
+void print_error(const std::string& label, int code, const std::string& text) {
+  const char* program = program_invocation_short_name;
+  std::fprintf(stderr, "%s: error: %s %s\n", program, label.c_str(), text.c_str());
+  if (code == static_cast<int>(ExitCode::kUsage)) {
+    std::fprintf(stderr, "Try '%s --help'.\n", program);
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+Verdict agree(MpiWatchdog& watched, int code, const std::string& reason, const std::string& what,
+              bool share_reason) {
+  int rank = 0;
+  int size = 1;
+  MDDP_MPI_CHECK(MPI_Comm_rank(watched.comm(), &rank));
+  MDDP_MPI_CHECK(MPI_Comm_size(watched.comm(), &size));
+  const auto max_of = [&](std::int64_t mine) {
+    const auto values = std::make_shared<std::array<std::int64_t, 2>>();
+    (*values)[0] = mine;
+    MPI_Request request = MPI_REQUEST_NULL;
+    MDDP_MPI_CHECK(MPI_Iallreduce(&(*values)[0], &(*values)[1], 1, MPI_INT64_T, MPI_MAX,
+                                  watched.comm(), &request));
+    watched.wait(request, what, values);
+    return (*values)[1];
+  };
+  const auto bytes_of = [&](const std::string& bytes, int root) {
+    return mpi_bytes_of(watched, bytes, root, what);
+  };
+  return decide(rank, size, code, reason, share_reason, max_of, bytes_of);
+}
+
+Verdict agree(Communicator& comm, int code, const std::string& reason, bool share_reason) {
+  const auto max_of = [&](std::int64_t mine) {
+    at::Tensor value = at::full({1}, mine, at::kLong);
+    if (comm.size() > 1) comm.all_reduce(value, ReduceOp::kMax);
+    return value.item<std::int64_t>();
+  };
+  const auto bytes_of = [&](const std::string& bytes, int root) {
+    return broadcast_bytes(comm, bytes, root);
+  };
+  return decide(comm.rank(), comm.size(), code, reason, share_reason, max_of, bytes_of);
+}
+
+void end_agreed(const Verdict& verdict, int rank, const std::string& label) {
+  if (verdict.rank == rank) print_error(label, verdict.code, verdict.reason);
+  throw AgreedFailure(verdict.code);
+}
+
+void run_agreed(const World& world, const std::string& what, const std::function<void()>& phase) {
+  run_agreed(world.watchdog(), what, phase);
+}
+
+void run_agreed(MpiWatchdog& watched, const std::string& what, const std::function<void()>& phase) {
+  int code = 0;
+  std::string reason;
+  try {
+    phase();
+  } catch (const AgreedFailure&) {
+    throw;
+  } catch (const CommTimeout&) {
+    throw;
+  } catch (const std::exception& e) {
+    code = static_cast<int>(exit_code(e));
+    reason = error_text(e);
+  }
+  const Verdict verdict =
+      agree(watched, code, reason, "the agreement after " + what, /*share_reason=*/false);
+  int rank = 0;
+  MDDP_MPI_CHECK(MPI_Comm_rank(watched.comm(), &rank));
+  if (verdict.failed()) end_agreed(verdict, rank, process_label());
+}
+
+std::string broadcast_bytes(const World& world, const std::string& bytes, int root) {
+  return mpi_bytes_of(world.watchdog(), bytes, root,
+                      "a broadcast from rank " + std::to_string(root));
+}
+
+std::string broadcast_bytes(Communicator& comm, const std::string& bytes, int root) {
+  if (comm.size() == 1) return bytes;
+  at::Tensor size = at::full({1}, static_cast<std::int64_t>(bytes.size()), at::kLong);
+  comm.broadcast(size, root);
+  at::Tensor buffer = at::empty({size.item<std::int64_t>()}, at::kByte);
+  if (comm.rank() == root) std::memcpy(buffer.data_ptr(), bytes.data(), bytes.size());
+  comm.broadcast(buffer, root);
+  return std::string(static_cast<const char*>(buffer.data_ptr()), buffer.numel());
+}
+
+int report_error(const std::string& label, const std::exception& error) {
+  const int code = static_cast<int>(exit_code(error));
+  print_error(label, code, error_text(error));
+  return code;
+}
+
+}  // namespace mnist_ddp::distributed

@@ -1,0 +1,38 @@
+// lib/distributed/session.hpp — provides: Session, open_session, make_nccl_communicator.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "config/device_request.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/device_plan.hpp"
+#include "distributed/world.hpp"
+
+namespace mnist_ddp::distributed {
+
+/// What a run trains over, the same kind on every rank.
+struct Session {
+  DevicePlan plan;
+  std::unique_ptr<Communicator> communicator;  // takes tensors on any device (Note [Staged
+                                               // collectives])
+  /// After each replay of a captured step (Note [Collectives in a captured step]); does nothing
+  /// where no captured collective needs watching.
+  std::function<void()> after_replay = [] {};
+};
+
+/// Collective, agreed (Note [One agreement]): one plan from every rank's capability (Note [One
+/// plan for every rank]), then its communicator; sets this rank's intra-op threads.
+Session open_session(const World& world, const config::DeviceRequest& request);
+
+/// Whether this build has the NCCL backend (cmake -DMNIST_DDP_NCCL=AUTO|ON found CUDA and NCCL).
+bool nccl_built_in();
+
+/// Collective: every rank joins one NCCL communicator on `device` (else local rank modulo the
+/// visible GPUs). CommError on every rank without NCCL, without a GPU, for two ranks on one GPU
+/// of one NCCL host, or when NCCL cannot start.
+std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double timeout_seconds,
+                                                     std::optional<int> device = std::nullopt);
+
+}  // namespace mnist_ddp::distributed
