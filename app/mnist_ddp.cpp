@@ -14,9 +14,7 @@
 #include "common/log.hpp"
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
-#include "data/mnist_dataset.hpp"
 #include "distributed/agreement.hpp"
-#include "distributed/device_plan.hpp"
 #include "distributed/run_program.hpp"
 #include "distributed/same_on_every_rank.hpp"
 #include "distributed/session.hpp"
@@ -26,6 +24,7 @@
 #include "report/banner.hpp"
 #include "report/run_outputs.hpp"
 #include "report/versions.hpp"
+#include "train/data_sets.hpp"
 #include "train/evaluator.hpp"
 #include "train/fault_injection.hpp"
 #include "train/stop_request.hpp"
@@ -52,45 +51,6 @@ int evaluate_checkpoint(const distributed::World& world, const config::TrainConf
                                  config.precision == config::Precision::kBf16);
   log.line("# eval-only: test_loss %.6f", summary.test.loss);
   return report::print_summary(log, summary, config.min_accuracy, /*wall_seconds=*/0) ? 0 : 1;
-}
-
-/// The training and test sets, checked against the world size and moved to the training device
-/// once, as uint8 (batches are gathered there).
-struct DataSets {
-  data::Dataset train;
-  data::Dataset test;
-};
-
-/// Agreed: the data sets and the fault injector, which can fail on any rank.
-DataSets load_data(const distributed::World& world, const config::TrainConfig& config,
-                   const distributed::DevicePlan& plan,
-                   std::unique_ptr<train::FaultInjector>& faults) {
-  DataSets sets;
-  distributed::run_agreed(world, "loading the data", [&] {
-    faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
-    faults->while_loading();
-    sets.train = data::load_mnist(config.data_dir, data::Split::kTrain);
-    sets.test = data::load_mnist(config.data_dir, data::Split::kTest);
-    if (sets.train.size() < world.size()) {
-      throw UsageError("more ranks (" + std::to_string(world.size()) + ") than training images (" +
-                       std::to_string(sets.train.size()) + "); run with at most " +
-                       std::to_string(sets.train.size()) + " ranks");
-    }
-  });
-  // Shards and step counts follow from the sizes: ranks given other data would not meet, or
-  // would train one model on different data sets.
-  distributed::run_agreed(world, "comparing the data sets", [&] {
-    const std::string here = "training set " + data::fingerprint(sets.train) + ", test set " +
-                             data::fingerprint(sets.test);
-    const std::string rank0 = distributed::broadcast_bytes(world, here);
-    if (here != rank0) {
-      throw DataError(config.data_dir + " holds " + here + " on this rank but " + rank0 +
-                      " on rank 0: every rank must train on the same data set");
-    }
-  });
-  sets.train = sets.train.to(plan.device);
-  sets.test = sets.test.to(plan.device);
-  return sets;
 }
 
 /// What the run does around the trainer's steps: outputs, checkpoints, faults, stop signals.
@@ -171,7 +131,10 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
                           [&] { graphs = train::plan_cuda_graph(config, plan); });
   graphs.after_replay = session.after_replay;
   std::unique_ptr<train::FaultInjector> faults;  // MNIST_DDP_FAULT, a testing aid
-  const DataSets data = load_data(world, config, plan, faults);
+  const train::DataSets data = train::load_data_sets(world, config, plan.device, [&] {
+    faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
+    faults->while_loading();
+  });
 
   report::print_banner(log, config);
   report::print_execution(log, plan, config, graphs);
@@ -188,16 +151,14 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   }
   if (saved)
     distributed::run_agreed(world, "restoring the checkpoint", [&] { trainer.restore(*saved); });
-  // A stop asked for during the start-up ends every rank before anything is trained or written.
-  distributed::run_agreed(world, "starting the training", [] {
+  // A stop asked for during the start-up ends every rank before anything is trained or written;
+  // the outputs open only now, so that a run that cannot start leaves earlier runs' as they were.
+  std::unique_ptr<report::RunOutputs> outputs;
+  distributed::run_agreed(world, "opening the run's outputs", [&] {
     if (train::stop_requested()) {
       throw Error(ExitCode::kPreempted,
                   "stopped by a signal before the first step: nothing was trained or written");
     }
-  });
-  // Only now, so that a run that cannot start leaves the outputs of earlier runs as they were.
-  std::unique_ptr<report::RunOutputs> outputs;
-  distributed::run_agreed(world, "opening the run's outputs", [&] {
     outputs = std::make_unique<report::RunOutputs>(config, plan, comm, log,
                                                    /*resumed=*/saved.has_value());
   });
