@@ -1,6 +1,6 @@
 // lib/model/conv_pooled_features.cpp — a convolution, then pooled_features, with a backward that
 // visits only the pooling's winners.
-#include "model/conv_pooled_features.hpp"
+#include "model/fast_cnn_layers.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -33,30 +33,13 @@ namespace {
 //   padding, an even output size, AVX-512F, outside autocast; else ATen and pooled_features.
 
 /// fastcnn's conv2 inputs: one 16-lane and one 8-lane register per pixel.
-constexpr std::int64_t kInChannels = 24;
-constexpr std::int64_t kKernelSide = 3;
+constexpr std::int64_t kInChannels = fast_cnn::kConv1Outputs;
+constexpr std::int64_t kKernelSide = fast_cnn::kConv2Kernel;
 constexpr std::int64_t kTaps = kKernelSide * kKernelSide;
 /// The floats of one output channel's weight (and its gradient): taps x input channels.
 constexpr std::int64_t kWeightPerOutput = kTaps * kInChannels;
-/// The most output channels the input gradient's per-window lists hold.
-constexpr std::int64_t kMaxOutputs = 256;
 /// Images whose weight gradients one partial sum holds; fixed, so sums do not depend on threads.
 constexpr std::int64_t kImagesPerSum = 8;
-
-/// One call's shapes: input height x width and output channels, and the pooled map.
-struct Geometry {
-  std::int64_t height, width, outputs;
-  std::int64_t pooled_height() const { return (height - kKernelSide + 1) / 2; }
-  std::int64_t pooled_width() const { return (width - kKernelSide + 1) / 2; }
-  std::int64_t windows() const { return pooled_height() * pooled_width(); }
-  std::int64_t image_floats() const { return height * width * kInChannels; }
-  /// Input pixels from a window's top-left to its winner's output (0 where clipped).
-  std::int64_t winner_offset(std::uint8_t winner) const {
-    return winner == kClipped ? 0 : (winner / 2) * width + winner % 2;
-  }
-  /// The floats of one group's gradient sums: the weight's, then the bias's.
-  std::int64_t gradient_sums() const { return outputs * (kWeightPerOutput + 1); }
-};
 
 /// One input pixel's 24 channels: 16 lanes, then 8.
 struct PixelLanes {
@@ -81,12 +64,12 @@ struct PixelLanes {
           _mm256_fmadd_ps(_mm256_set1_ps(g), p.high, v.high)};
 }
 
-/// Adds one image's weight and bias gradients to `sums` (Geometry::gradient_sums): per channel,
+/// Adds one image's weight and bias gradients to `sums` (ConvGeometry::gradient_sums): per channel,
 /// each window's winner patch, scaled by the winner's gradient.
 [[gnu::target("avx512f,fma")]] void add_weight_gradients(const float* image,
                                                          const float* grad_features,
                                                          const std::uint8_t* winners,
-                                                         const Geometry& g, float* sums) {
+                                                         const ConvGeometry& g, float* sums) {
   for (std::int64_t c = 0; c < g.outputs; ++c) {
     float* weight = sums + c * kWeightPerOutput;
     PixelLanes taps[kTaps];
@@ -121,9 +104,9 @@ struct PixelLanes {
 [[gnu::target("avx512f,fma")]] void input_gradient_image(const float* weight,
                                                          const float* grad_features,
                                                          const std::uint8_t* winners,
-                                                         const Geometry& g, float* grad_image) {
+                                                         const ConvGeometry& g, float* grad_image) {
   std::fill(grad_image, grad_image + g.image_floats(), 0.0f);
-  std::int64_t channels_of[kClipped + 1][kMaxOutputs];
+  std::int64_t channels_of[kClipped + 1][fast_cnn::kMaxConv2Outputs];
   for (std::int64_t w = 0; w < g.windows(); ++w) {
     std::int64_t count[kClipped + 1] = {};
     for (std::int64_t c = 0; c < g.outputs; ++c) {
@@ -167,7 +150,7 @@ bool kernel_applies(const at::Tensor& x, const at::Tensor& weight, const at::Ten
          x.is_contiguous(at::MemoryFormat::ChannelsLast) && weight.dim() == 4 &&
          weight.size(1) == kInChannels && weight.size(2) == kKernelSide &&
          weight.size(3) == kKernelSide && weight.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-         weight.size(0) <= kMaxOutputs && bias.numel() == weight.size(0);
+         weight.size(0) <= fast_cnn::kMaxConv2Outputs && bias.numel() == weight.size(0);
 }
 
 class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> {
@@ -183,7 +166,7 @@ class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> 
                                                  torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = context->get_saved_variables();
     const at::Tensor &x = saved[0], &weight = saved[1], &winners = saved[2];
-    const Geometry g{x.size(2), x.size(3), weight.size(0)};
+    const ConvGeometry g(x.sizes(), weight.sizes());
     const std::int64_t batch = x.size(0);
     const at::Tensor grad = grads[0].contiguous();
     const bool input_grad_needed = context->needs_input_grad(0);

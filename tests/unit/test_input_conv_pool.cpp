@@ -9,7 +9,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
-#include "model/input_conv_pool.hpp"
+#include "model/fast_cnn_layers.hpp"
 #include "support/intra_op_threads.hpp"
 #include "support/layer_grads.hpp"
 
