@@ -9,7 +9,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "model/autocast_scope.hpp"
+#include "model/cpu_kernels.hpp"
 #include "model/intrinsics.hpp"
 #include "model/ordered_sum.hpp"
 #include "model/pool_window.hpp"
@@ -30,7 +30,8 @@ namespace {
 // - Input gradient: per window, the channels that share a winner are summed in registers, then
 //   added to that winner's patch once.
 // - Only float32 CPU channels-last maps, kInChannels inputs, a 3x3 kernel (kTaps), stride 1, no
-//   padding, an even output size, AVX-512F, outside autocast; else ATen and pooled_features.
+//   padding, an even output size, AVX-512F, outside autocast; else ATen and pooled_features
+//   (conv_pooled_features_path).
 
 /// fastcnn's conv2 inputs: one 16-lane and one 8-lane register per pixel.
 constexpr std::int64_t kInChannels = fast_cnn::kConv1Outputs;
@@ -135,24 +136,6 @@ struct PixelLanes {
   }
 }
 
-bool kernel_applies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  const auto cpu_float = [](const at::Tensor& t) {
-    return t.is_cpu() && t.scalar_type() == at::kFloat;
-  };
-  if (!has_avx512 || autocast_enabled(c10::kCPU) || !cpu_float(x) || !cpu_float(weight) ||
-      !bias.defined() || !cpu_float(bias)) {
-    return false;
-  }
-  return x.dim() == 4 && x.size(1) == kInChannels && x.size(2) >= kKernelSide + 1 &&
-         x.size(3) >= kKernelSide + 1 && (x.size(2) - kKernelSide + 1) % 2 == 0 &&
-         (x.size(3) - kKernelSide + 1) % 2 == 0 &&
-         x.is_contiguous(at::MemoryFormat::ChannelsLast) && weight.dim() == 4 &&
-         weight.size(1) == kInChannels && weight.size(2) == kKernelSide &&
-         weight.size(3) == kKernelSide && weight.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-         weight.size(0) <= fast_cnn::kMaxConv2Outputs && bias.numel() == weight.size(0);
-}
-
 class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
@@ -167,6 +150,7 @@ class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> 
     const torch::autograd::variable_list saved = context->get_saved_variables();
     const at::Tensor &x = saved[0], &weight = saved[1], &winners = saved[2];
     const ConvGeometry g(x.sizes(), weight.sizes());
+    last_paths.conv_pooled_features_backward = KernelPath::kAvx512;
     const std::int64_t batch = x.size(0);
     const at::Tensor grad = grads[0].contiguous();
     const bool input_grad_needed = context->needs_input_grad(0);
@@ -206,7 +190,9 @@ class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> 
 
 at::Tensor conv_pooled_features(const at::Tensor& x, const at::Tensor& weight,
                                 const at::Tensor& bias) {
-  if (!kernel_applies(x, weight, bias)) return pooled_features(at::conv2d(x, weight, bias));
+  const KernelPath path = conv_pooled_features_path(x, weight, bias);
+  last_paths.conv_pooled_features = path;
+  if (path == KernelPath::kAten) return pooled_features(at::conv2d(x, weight, bias));
   return ConvPooledFeatures::apply(x, weight, bias);
 }
 

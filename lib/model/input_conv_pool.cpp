@@ -7,8 +7,8 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "model/autocast_scope.hpp"
 #include "model/channels_last.hpp"
+#include "model/cpu_kernels.hpp"
 #include "model/intrinsics.hpp"
 #include "model/ordered_sum.hpp"
 #include "model/pool_window.hpp"
@@ -28,7 +28,8 @@ namespace {
 // - The weight gradient is summed per image, then over images in order: the same bits at any
 //   thread count.
 // - Only float32 CPU images without gradient, outside autocast, kChannels outputs, an even output
-//   size, AVX2 and FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen.
+//   size, AVX2 and FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen
+//   (input_conv_pool_path decides).
 // - Note [The AVX-512 kernels] take the common shapes where the CPU has AVX-512.
 
 /// fastcnn's conv1: a window's 4 x 24 outputs stay in registers only with a compile-time count.
@@ -306,39 +307,10 @@ template <int kLanes>
   }
 }
 
-bool cpu_has_avx2_and_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
-/// Note [The AVX-512 kernels]: this CPU and shape take them.
-bool avx512_kernels_apply(const ConvGeometry& g) {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has && g.kernel_width == kKernelWidth && g.pooled_width() % 2 == 0;
-}
-
-bool is_cpu_float(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() == at::kFloat; }
-
-bool fused_kernel_applies(const at::Tensor& images, const at::Tensor& weight,
-                          const at::Tensor& bias) {
-  if (!is_cpu_float(images) || images.dim() != 4 || images.size(1) != 1 ||
-      !images.is_contiguous() || images.requires_grad()) {
-    return false;
-  }
-  if (!is_cpu_float(weight) || weight.dim() != 4 || weight.size(0) != kChannels ||
-      weight.size(1) != 1 || !bias.defined() || !is_cpu_float(bias) || bias.numel() != kChannels) {
-    return false;
-  }
-  const std::int64_t out_height = images.size(2) - weight.size(2) + 1;
-  const std::int64_t out_width = images.size(3) - weight.size(3) + 1;
-  return out_height >= 2 && out_width >= 2 && out_height % 2 == 0 && out_width % 2 == 0 &&
-         !autocast_enabled(c10::kCPU) && cpu_has_avx2_and_fma();
-}
-
 class InputConvPool : public torch::autograd::Function<InputConvPool> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& images,
-                            const at::Tensor& weight, const at::Tensor& bias) {
+                            const at::Tensor& weight, const at::Tensor& bias, KernelPath path) {
     const ConvGeometry g(images.sizes(), weight.sizes());
     const std::int64_t batch = images.size(0);
     const at::Tensor taps = weight.reshape({kChannels, g.taps()}).t().contiguous();
@@ -346,7 +318,7 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
     at::Tensor pooled = at::empty({batch, kChannels, g.pooled_height(), g.pooled_width()},
                                   images.options().memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor winners = at::empty({batch, g.pooled_values()}, images.options().dtype(at::kByte));
-    const bool avx512 = avx512_kernels_apply(g);
+    const bool avx512 = path == KernelPath::kAvx512;
     const at::Tensor taps_used = avx512 ? wide_lanes(taps) : taps;
     const at::Tensor bias_used = avx512 ? wide_lanes(bias_values) : bias_values;
     at::parallel_for(0, batch, 1, [&](std::int64_t begin, std::int64_t end) {
@@ -357,6 +329,7 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
     });
     context->save_for_backward({images, winners});
     context->saved_data["weight_sizes"] = weight.sizes();
+    context->saved_data["path"] = static_cast<std::int64_t>(path);
     return pooled;
   }
 
@@ -367,10 +340,12 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
     const std::vector<std::int64_t> weight_sizes =
         context->saved_data["weight_sizes"].toIntVector();
     const ConvGeometry g(images.sizes(), weight_sizes);
+    const auto path = static_cast<KernelPath>(context->saved_data["path"].toInt());
+    last_paths.input_conv_pool_backward = path;
     const at::Tensor grad = grads[0].contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor per_image = at::empty({images.size(0), g.gradient_sums()}, grad.options());
     at::parallel_for(0, images.size(0), 1, [&](std::int64_t begin, std::int64_t end) {
-      (avx512_kernels_apply(g) ? conv_pool_images_backward_avx512 : conv_pool_images_backward)(
+      (path == KernelPath::kAvx512 ? conv_pool_images_backward_avx512 : conv_pool_images_backward)(
           begin, end, images.data_ptr<float>(), grad.data_ptr<float>(),
           winners.data_ptr<std::uint8_t>(), g, per_image.data_ptr<float>());
     });
@@ -379,7 +354,8 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
                                        .view({g.taps(), kChannels})
                                        .t()
                                        .reshape(weight_sizes);
-    return {at::Tensor(), grad_weight, sums.narrow(0, g.taps() * kChannels, kChannels)};
+    return {at::Tensor(), grad_weight, sums.narrow(0, g.taps() * kChannels, kChannels),
+            at::Tensor()};
   }
 };
 
@@ -387,11 +363,13 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
 
 at::Tensor input_conv_pool(const at::Tensor& images, const at::Tensor& weight,
                            const at::Tensor& bias) {
-  if (!fused_kernel_applies(images, weight, bias)) {
+  const KernelPath path = input_conv_pool_path(images, weight, bias);
+  last_paths.input_conv_pool = path;
+  if (path == KernelPath::kAten) {
     // Note [Channels-last convolutions] in cnn_net.cpp.
     return pooled_channels_last(at::conv2d(channels_last_input(images), weight, bias));
   }
-  return InputConvPool::apply(images, weight, bias);
+  return InputConvPool::apply(images, weight, bias, path);
 }
 
 }  // namespace mnist_ddp::model

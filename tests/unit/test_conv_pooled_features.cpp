@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
+#include "model/cpu_kernels.hpp"
 #include "model/fast_cnn_layers.hpp"
 #include "support/intra_op_threads.hpp"
 #include "support/layer_grads.hpp"
@@ -31,7 +32,7 @@ at::Tensor conv2_weight(std::int64_t outputs) {
   return (at::randn({outputs, 24, 3, 3}) * 0.1).contiguous(at::MemoryFormat::ChannelsLast);
 }
 
-bool cpu_has_avx512() { return __builtin_cpu_supports("avx512f"); }
+bool cpu_has_avx512() { return model::instruction_set() == model::InstructionSet::kAvx512; }
 
 /// Checks ours against the double definition: the kernel ran (when `fused`), values and all three
 /// gradients agree to float rounding.

@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
+#include "model/cpu_kernels.hpp"
 #include "model/fast_cnn_layers.hpp"
 #include "support/intra_op_threads.hpp"
 #include "support/layer_grads.hpp"
@@ -64,9 +65,7 @@ void check_matches_definition(const at::Tensor& images, const at::Tensor& weight
   check_close(ours, exact);
 }
 
-bool cpu_runs_the_kernel() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+bool cpu_runs_the_kernel() { return model::instruction_set() >= model::InstructionSet::kAvx2; }
 
 }  // namespace
 
