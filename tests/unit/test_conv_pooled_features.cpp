@@ -9,8 +9,8 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
-#include "model/cpu_kernels.hpp"
 #include "model/fast_cnn_layers.hpp"
+#include "support/force_instruction_set.hpp"
 #include "support/intra_op_threads.hpp"
 #include "support/layer_grads.hpp"
 
@@ -103,6 +103,9 @@ TEST_SUITE("conv_pooled_features") {
         (at::randn({32, 24, 5, 5}) * 0.1).contiguous(at::MemoryFormat::ChannelsLast), bias,
         /*fused=*/false);
     check_against_definition(feature_maps(2, 13, 12), conv2_weight(32), bias, /*fused=*/false);
+    // A CPU without AVX-512 (the kernel's only instruction set).
+    const ForceInstructionSet avx2(model::InstructionSet::kAvx2);
+    check_against_definition(feature_maps(2, 12, 12), conv2_weight(32), bias, /*fused=*/false);
   }
 }
 
