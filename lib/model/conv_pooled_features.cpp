@@ -1,6 +1,6 @@
 // lib/model/conv_pooled_features.cpp — a convolution, then pooled_features, with a backward that
 // visits only the pooling's winners.
-#include "model/conv_pooled_features.hpp"
+#include "model/fast_cnn_layers.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "model/autocast_scope.hpp"
+#include "model/cpu_kernels.hpp"
 #include "model/intrinsics.hpp"
 #include "model/ordered_sum.hpp"
 #include "model/pool_window.hpp"
@@ -30,33 +30,17 @@ namespace {
 // - Input gradient: per window, the channels that share a winner are summed in registers, then
 //   added to that winner's patch once.
 // - Only float32 CPU channels-last maps, kInChannels inputs, a 3x3 kernel (kTaps), stride 1, no
-//   padding, an even output size, AVX-512F, outside autocast; else ATen and pooled_features.
+//   padding, an even output size, AVX-512F, outside autocast; else ATen and pooled_features
+//   (conv_pooled_features_path).
 
 /// fastcnn's conv2 inputs: one 16-lane and one 8-lane register per pixel.
-constexpr std::int64_t kInChannels = 24;
-constexpr std::int64_t kKernelSide = 3;
+constexpr std::int64_t kInChannels = fast_cnn::kConv1Outputs;
+constexpr std::int64_t kKernelSide = fast_cnn::kConv2Kernel;
 constexpr std::int64_t kTaps = kKernelSide * kKernelSide;
 /// The floats of one output channel's weight (and its gradient): taps x input channels.
 constexpr std::int64_t kWeightPerOutput = kTaps * kInChannels;
-/// The most output channels the input gradient's per-window lists hold.
-constexpr std::int64_t kMaxOutputs = 256;
 /// Images whose weight gradients one partial sum holds; fixed, so sums do not depend on threads.
 constexpr std::int64_t kImagesPerSum = 8;
-
-/// One call's shapes: input height x width and output channels, and the pooled map.
-struct Geometry {
-  std::int64_t height, width, outputs;
-  std::int64_t pooled_height() const { return (height - kKernelSide + 1) / 2; }
-  std::int64_t pooled_width() const { return (width - kKernelSide + 1) / 2; }
-  std::int64_t windows() const { return pooled_height() * pooled_width(); }
-  std::int64_t image_floats() const { return height * width * kInChannels; }
-  /// Input pixels from a window's top-left to its winner's output (0 where clipped).
-  std::int64_t winner_offset(std::uint8_t winner) const {
-    return winner == kClipped ? 0 : (winner / 2) * width + winner % 2;
-  }
-  /// The floats of one group's gradient sums: the weight's, then the bias's.
-  std::int64_t gradient_sums() const { return outputs * (kWeightPerOutput + 1); }
-};
 
 /// One input pixel's 24 channels: 16 lanes, then 8.
 struct PixelLanes {
@@ -81,12 +65,12 @@ struct PixelLanes {
           _mm256_fmadd_ps(_mm256_set1_ps(g), p.high, v.high)};
 }
 
-/// Adds one image's weight and bias gradients to `sums` (Geometry::gradient_sums): per channel,
+/// Adds one image's weight and bias gradients to `sums` (ConvGeometry::gradient_sums): per channel,
 /// each window's winner patch, scaled by the winner's gradient.
 [[gnu::target("avx512f,fma")]] void add_weight_gradients(const float* image,
                                                          const float* grad_features,
                                                          const std::uint8_t* winners,
-                                                         const Geometry& g, float* sums) {
+                                                         const ConvGeometry& g, float* sums) {
   for (std::int64_t c = 0; c < g.outputs; ++c) {
     float* weight = sums + c * kWeightPerOutput;
     PixelLanes taps[kTaps];
@@ -121,9 +105,9 @@ struct PixelLanes {
 [[gnu::target("avx512f,fma")]] void input_gradient_image(const float* weight,
                                                          const float* grad_features,
                                                          const std::uint8_t* winners,
-                                                         const Geometry& g, float* grad_image) {
+                                                         const ConvGeometry& g, float* grad_image) {
   std::fill(grad_image, grad_image + g.image_floats(), 0.0f);
-  std::int64_t channels_of[kClipped + 1][kMaxOutputs];
+  std::int64_t channels_of[kClipped + 1][fast_cnn::kMaxConv2Outputs];
   for (std::int64_t w = 0; w < g.windows(); ++w) {
     std::int64_t count[kClipped + 1] = {};
     for (std::int64_t c = 0; c < g.outputs; ++c) {
@@ -152,24 +136,6 @@ struct PixelLanes {
   }
 }
 
-bool kernel_applies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  const auto cpu_float = [](const at::Tensor& t) {
-    return t.is_cpu() && t.scalar_type() == at::kFloat;
-  };
-  if (!has_avx512 || autocast_enabled(c10::kCPU) || !cpu_float(x) || !cpu_float(weight) ||
-      !bias.defined() || !cpu_float(bias)) {
-    return false;
-  }
-  return x.dim() == 4 && x.size(1) == kInChannels && x.size(2) >= kKernelSide + 1 &&
-         x.size(3) >= kKernelSide + 1 && (x.size(2) - kKernelSide + 1) % 2 == 0 &&
-         (x.size(3) - kKernelSide + 1) % 2 == 0 &&
-         x.is_contiguous(at::MemoryFormat::ChannelsLast) && weight.dim() == 4 &&
-         weight.size(1) == kInChannels && weight.size(2) == kKernelSide &&
-         weight.size(3) == kKernelSide && weight.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-         weight.size(0) <= kMaxOutputs && bias.numel() == weight.size(0);
-}
-
 class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
@@ -183,7 +149,8 @@ class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> 
                                                  torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = context->get_saved_variables();
     const at::Tensor &x = saved[0], &weight = saved[1], &winners = saved[2];
-    const Geometry g{x.size(2), x.size(3), weight.size(0)};
+    const ConvGeometry g(x.sizes(), weight.sizes());
+    last_paths.conv_pooled_features_backward = KernelPath::kAvx512;
     const std::int64_t batch = x.size(0);
     const at::Tensor grad = grads[0].contiguous();
     const bool input_grad_needed = context->needs_input_grad(0);
@@ -223,7 +190,9 @@ class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> 
 
 at::Tensor conv_pooled_features(const at::Tensor& x, const at::Tensor& weight,
                                 const at::Tensor& bias) {
-  if (!kernel_applies(x, weight, bias)) return pooled_features(at::conv2d(x, weight, bias));
+  const KernelPath path = conv_pooled_features_path(x, weight, bias);
+  last_paths.conv_pooled_features = path;
+  if (path == KernelPath::kAten) return pooled_features(at::conv2d(x, weight, bias));
   return ConvPooledFeatures::apply(x, weight, bias);
 }
 

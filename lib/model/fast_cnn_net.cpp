@@ -5,8 +5,7 @@
 
 #include "model/channels_last.hpp"
 #include "model/classifier.hpp"
-#include "model/conv_pooled_features.hpp"
-#include "model/input_conv_pool.hpp"
+#include "model/fast_cnn_layers.hpp"
 
 namespace mnist_ddp::model {
 namespace {
@@ -14,9 +13,12 @@ namespace {
 class FastCnnNet final : public Classifier {
  public:
   FastCnnNet()
-      : conv1_(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 24, 5)))),
-        conv2_(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(24, 32, 3)))),
-        fc1_(register_module("fc1", torch::nn::Linear(800, 256))),
+      : conv1_(register_module(
+            "conv1", torch::nn::Conv2d(1, fast_cnn::kConv1Outputs, fast_cnn::kConv1Kernel))),
+        conv2_(register_module("conv2",
+                               torch::nn::Conv2d(fast_cnn::kConv1Outputs, fast_cnn::kConv2Outputs,
+                                                 fast_cnn::kConv2Kernel))),
+        fc1_(register_module("fc1", torch::nn::Linear(fast_cnn::kFeatures, 256))),
         fc2_(register_module("fc2", torch::nn::Linear(256, 10))) {
     to_channels_last({conv1_->weight, conv2_->weight});  // Note [Channels-last convolutions]
   }

@@ -1,5 +1,5 @@
 // lib/model/input_conv_pool.cpp — the first convolution pooled as it goes, with its backward.
-#include "model/input_conv_pool.hpp"
+#include "model/fast_cnn_layers.hpp"
 
 #include <cstdint>
 
@@ -7,8 +7,8 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "model/autocast_scope.hpp"
 #include "model/channels_last.hpp"
+#include "model/cpu_kernels.hpp"
 #include "model/intrinsics.hpp"
 #include "model/ordered_sum.hpp"
 #include "model/pool_window.hpp"
@@ -28,27 +28,17 @@ namespace {
 // - The weight gradient is summed per image, then over images in order: the same bits at any
 //   thread count.
 // - Only float32 CPU images without gradient, outside autocast, kChannels outputs, an even output
-//   size, AVX2 and FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen.
+//   size, AVX2 and FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen
+//   (input_conv_pool_path decides).
 // - Note [The AVX-512 kernels] take the common shapes where the CPU has AVX-512.
 
 /// fastcnn's conv1: a window's 4 x 24 outputs stay in registers only with a compile-time count.
-constexpr std::int64_t kChannels = 24;
-
-/// One call's shapes: images height x width, kernel height x width, and the pooled map.
-struct Geometry {
-  std::int64_t height, width, kernel_height, kernel_width;
-  std::int64_t pooled_height() const { return (height - kernel_height + 1) / 2; }
-  std::int64_t pooled_width() const { return (width - kernel_width + 1) / 2; }
-  std::int64_t pooled_values() const { return pooled_height() * pooled_width() * kChannels; }
-  std::int64_t taps() const { return kernel_height * kernel_width; }
-  /// The floats of one image's gradient sums: the weight's (taps x channels), then the bias's.
-  std::int64_t gradient_sums() const { return (taps() + 1) * kChannels; }
-};
+constexpr std::int64_t kChannels = fast_cnn::kConv1Outputs;
 
 /// The four input pixels tap (ky, kx) multiplies in pooled pixel (py, px)'s window, row order.
 struct WindowInputs {
   float value[4];
-  WindowInputs(const float* image, const Geometry& g, std::int64_t py, std::int64_t px,
+  WindowInputs(const float* image, const ConvGeometry& g, std::int64_t py, std::int64_t px,
                std::int64_t ky, std::int64_t kx)
       : WindowInputs(image + (2 * py + ky) * g.width + 2 * px + kx, g.width) {}
 
@@ -60,8 +50,8 @@ struct WindowInputs {
 /// One image's pooled map (pixels x channels) and winners; `taps` is (KH * KW) x channels.
 [[gnu::always_inline]] inline void conv_pool_image(const float* __restrict image,
                                                    const float* __restrict taps,
-                                                   const float* __restrict bias, const Geometry& g,
-                                                   float* __restrict pooled,
+                                                   const float* __restrict bias,
+                                                   const ConvGeometry& g, float* __restrict pooled,
                                                    std::uint8_t* __restrict winners) {
   for (std::int64_t py = 0; py < g.pooled_height(); ++py) {
     for (std::int64_t px = 0; px < g.pooled_width(); ++px) {
@@ -85,11 +75,11 @@ struct WindowInputs {
   }
 }
 
-/// One image's gradient sums (Geometry::gradient_sums) from the pooled map's gradient.
+/// One image's gradient sums (ConvGeometry::gradient_sums) from the pooled map's gradient.
 [[gnu::always_inline]] inline void conv_pool_image_backward(const float* __restrict image,
                                                             const float* __restrict grad_pooled,
                                                             const std::uint8_t* __restrict winners,
-                                                            const Geometry& g,
+                                                            const ConvGeometry& g,
                                                             float* __restrict sums) {
   float* __restrict grad_taps = sums;
   float* __restrict grad_bias = sums + g.taps() * kChannels;
@@ -122,11 +112,10 @@ struct WindowInputs {
 
 [[gnu::target("avx2,fma")]] void conv_pool_images(std::int64_t begin, std::int64_t end,
                                                   const float* images, const float* taps,
-                                                  const float* bias, const Geometry& g,
+                                                  const float* bias, const ConvGeometry& g,
                                                   float* pooled, std::uint8_t* winners) {
-  const std::int64_t pixels = g.height * g.width;
   for (std::int64_t i = begin; i < end; ++i) {
-    conv_pool_image(images + i * pixels, taps, bias, g, pooled + i * g.pooled_values(),
+    conv_pool_image(images + i * g.image_floats(), taps, bias, g, pooled + i * g.pooled_values(),
                     winners + i * g.pooled_values());
   }
 }
@@ -135,10 +124,9 @@ struct WindowInputs {
                                                            const float* images,
                                                            const float* grad_pooled,
                                                            const std::uint8_t* winners,
-                                                           const Geometry& g, float* sums) {
-  const std::int64_t pixels = g.height * g.width;
+                                                           const ConvGeometry& g, float* sums) {
   for (std::int64_t i = begin; i < end; ++i) {
-    conv_pool_image_backward(images + i * pixels, grad_pooled + i * g.pooled_values(),
+    conv_pool_image_backward(images + i * g.image_floats(), grad_pooled + i * g.pooled_values(),
                              winners + i * g.pooled_values(), g, sums + i * g.gradient_sums());
   }
 }
@@ -157,8 +145,8 @@ struct WindowInputs {
 //   three registers) and each kernel row's taps stay in registers over the whole image.
 // - Only AVX-512F, a kKernelWidth-wide kernel and an even pooled width; else the kernels above.
 
-/// The kernel width whose backward keeps its row's taps in registers (fastcnn's 5).
-constexpr std::int64_t kKernelWidth = 5;
+/// The kernel width whose backward keeps its row's taps in registers (fastcnn's conv1's).
+constexpr std::int64_t kKernelWidth = fast_cnn::kConv1Kernel;
 
 using Lanes = __m512;  // 16 floats
 
@@ -235,11 +223,12 @@ template <int kLanes>
 
 [[gnu::target("avx512f")]] void conv_pool_images_avx512(std::int64_t begin, std::int64_t end,
                                                         const float* images, const float* taps_wide,
-                                                        const float* bias_wide, const Geometry& g,
-                                                        float* pooled, std::uint8_t* winners) {
+                                                        const float* bias_wide,
+                                                        const ConvGeometry& g, float* pooled,
+                                                        std::uint8_t* winners) {
   const Lanes bias_low = _mm512_loadu_ps(bias_wide), bias_high = _mm512_loadu_ps(bias_wide + 16);
   for (std::int64_t i = begin; i < end; ++i) {
-    const float* image = images + i * g.height * g.width;
+    const float* image = images + i * g.image_floats();
     for (std::int64_t py = 0; py < g.pooled_height(); ++py) {
       // Two windows side by side: twelve independent sums keep both FMA pipes busy.
       for (std::int64_t px = 0; px < g.pooled_width(); px += 2) {
@@ -268,12 +257,12 @@ template <int kLanes>
 
 [[gnu::target("avx512f")]] void conv_pool_images_backward_avx512(
     std::int64_t begin, std::int64_t end, const float* images, const float* grad_pooled,
-    const std::uint8_t* winners, const Geometry& g, float* sums) {
+    const std::uint8_t* winners, const ConvGeometry& g, float* sums) {
   // Lane l of a window pair's 48 is channel l % 24 of the left (l < 24) or right window.
   const __m512i right_window[3] = {_mm512_setzero_si512(), _mm512_maskz_set1_epi32(0xFF00, 2),
                                    _mm512_set1_epi32(2)};
   for (std::int64_t i = begin; i < end; ++i) {
-    const float* image = images + i * g.height * g.width;
+    const float* image = images + i * g.image_floats();
     const float* grad = grad_pooled + i * g.pooled_values();
     const std::uint8_t* won = winners + i * g.pooled_values();
     float* image_sums = sums + i * g.gradient_sums();
@@ -318,51 +307,18 @@ template <int kLanes>
   }
 }
 
-bool cpu_has_avx2_and_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
-/// Note [The AVX-512 kernels]: this CPU and shape take them.
-bool avx512_kernels_apply(const Geometry& g) {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has && g.kernel_width == kKernelWidth && g.pooled_width() % 2 == 0;
-}
-
-bool is_cpu_float(const at::Tensor& t) { return t.is_cpu() && t.scalar_type() == at::kFloat; }
-
-bool fused_kernel_applies(const at::Tensor& images, const at::Tensor& weight,
-                          const at::Tensor& bias) {
-  if (!is_cpu_float(images) || images.dim() != 4 || images.size(1) != 1 ||
-      !images.is_contiguous() || images.requires_grad()) {
-    return false;
-  }
-  if (!is_cpu_float(weight) || weight.dim() != 4 || weight.size(0) != kChannels ||
-      weight.size(1) != 1 || !bias.defined() || !is_cpu_float(bias) || bias.numel() != kChannels) {
-    return false;
-  }
-  const std::int64_t out_height = images.size(2) - weight.size(2) + 1;
-  const std::int64_t out_width = images.size(3) - weight.size(3) + 1;
-  return out_height >= 2 && out_width >= 2 && out_height % 2 == 0 && out_width % 2 == 0 &&
-         !autocast_enabled(c10::kCPU) && cpu_has_avx2_and_fma();
-}
-
-Geometry geometry_of(at::IntArrayRef image_sizes, at::IntArrayRef weight_sizes) {
-  return {image_sizes[2], image_sizes[3], weight_sizes[2], weight_sizes[3]};
-}
-
 class InputConvPool : public torch::autograd::Function<InputConvPool> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& images,
-                            const at::Tensor& weight, const at::Tensor& bias) {
-    const Geometry g = geometry_of(images.sizes(), weight.sizes());
+                            const at::Tensor& weight, const at::Tensor& bias, KernelPath path) {
+    const ConvGeometry g(images.sizes(), weight.sizes());
     const std::int64_t batch = images.size(0);
     const at::Tensor taps = weight.reshape({kChannels, g.taps()}).t().contiguous();
     const at::Tensor bias_values = bias.contiguous();
     at::Tensor pooled = at::empty({batch, kChannels, g.pooled_height(), g.pooled_width()},
                                   images.options().memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor winners = at::empty({batch, g.pooled_values()}, images.options().dtype(at::kByte));
-    const bool avx512 = avx512_kernels_apply(g);
+    const bool avx512 = path == KernelPath::kAvx512;
     const at::Tensor taps_used = avx512 ? wide_lanes(taps) : taps;
     const at::Tensor bias_used = avx512 ? wide_lanes(bias_values) : bias_values;
     at::parallel_for(0, batch, 1, [&](std::int64_t begin, std::int64_t end) {
@@ -373,21 +329,23 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
     });
     context->save_for_backward({images, winners});
     context->saved_data["weight_sizes"] = weight.sizes();
+    context->saved_data["path"] = static_cast<std::int64_t>(path);
     return pooled;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
                                                  torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = context->get_saved_variables();
-    const at::Tensor& images = saved[0];
-    const at::Tensor& winners = saved[1];
+    const at::Tensor &images = saved[0], &winners = saved[1];
     const std::vector<std::int64_t> weight_sizes =
         context->saved_data["weight_sizes"].toIntVector();
-    const Geometry g = geometry_of(images.sizes(), weight_sizes);
+    const ConvGeometry g(images.sizes(), weight_sizes);
+    const auto path = static_cast<KernelPath>(context->saved_data["path"].toInt());
+    last_paths.input_conv_pool_backward = path;
     const at::Tensor grad = grads[0].contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor per_image = at::empty({images.size(0), g.gradient_sums()}, grad.options());
     at::parallel_for(0, images.size(0), 1, [&](std::int64_t begin, std::int64_t end) {
-      (avx512_kernels_apply(g) ? conv_pool_images_backward_avx512 : conv_pool_images_backward)(
+      (path == KernelPath::kAvx512 ? conv_pool_images_backward_avx512 : conv_pool_images_backward)(
           begin, end, images.data_ptr<float>(), grad.data_ptr<float>(),
           winners.data_ptr<std::uint8_t>(), g, per_image.data_ptr<float>());
     });
@@ -396,7 +354,8 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
                                        .view({g.taps(), kChannels})
                                        .t()
                                        .reshape(weight_sizes);
-    return {at::Tensor(), grad_weight, sums.narrow(0, g.taps() * kChannels, kChannels)};
+    return {at::Tensor(), grad_weight, sums.narrow(0, g.taps() * kChannels, kChannels),
+            at::Tensor()};
   }
 };
 
@@ -404,11 +363,13 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
 
 at::Tensor input_conv_pool(const at::Tensor& images, const at::Tensor& weight,
                            const at::Tensor& bias) {
-  if (!fused_kernel_applies(images, weight, bias)) {
+  const KernelPath path = input_conv_pool_path(images, weight, bias);
+  last_paths.input_conv_pool = path;
+  if (path == KernelPath::kAten) {
     // Note [Channels-last convolutions] in cnn_net.cpp.
     return pooled_channels_last(at::conv2d(channels_last_input(images), weight, bias));
   }
-  return InputConvPool::apply(images, weight, bias);
+  return InputConvPool::apply(images, weight, bias, path);
 }
 
 }  // namespace mnist_ddp::model

@@ -1,6 +1,7 @@
 // tests/unit/test_input_conv_pool.cpp — input_conv_pool against ATen's convolution, max-pool and
 // ReLU computed in double: values, weight and bias gradients, ties over a constant background,
-// NaN, the same bits at any thread count, and the inputs the fused kernel leaves to ATen.
+// NaN, the same bits at any thread count, the AVX2 kernel on any CPU with AVX2, and the inputs the
+// fused kernel leaves to ATen.
 #include <limits>
 #include <string>
 
@@ -9,7 +10,8 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
-#include "model/input_conv_pool.hpp"
+#include "model/fast_cnn_layers.hpp"
+#include "support/force_instruction_set.hpp"
 #include "support/intra_op_threads.hpp"
 #include "support/layer_grads.hpp"
 
@@ -64,9 +66,7 @@ void check_matches_definition(const at::Tensor& images, const at::Tensor& weight
   check_close(ours, exact);
 }
 
-bool cpu_runs_the_kernel() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+bool cpu_runs_the_kernel() { return model::instruction_set() >= model::InstructionSet::kAvx2; }
 
 }  // namespace
 
@@ -108,6 +108,32 @@ TEST_SUITE("input_conv_pool") {
     CHECK(at::allclose(ours.nan_to_num(), aten.nan_to_num(), 1e-5, 1e-5));
   }
 
+  TEST_CASE(
+      "the AVX2 kernel, forced even where AVX-512 is: the definition's values and gradients") {
+    if (!cpu_runs_the_kernel()) {
+      WARN_MESSAGE(false, "this CPU lacks AVX2 or FMA: only the ATen path is checked");
+    }
+    torch::manual_seed(26);
+    const at::Tensor images = digit_like_images(6);
+    const at::Tensor weight = at::randn({24, 1, 5, 5}) * 0.2;
+    const at::Tensor bias = at::randn({24}) * 0.1;
+    const at::Tensor upstream = at::randn({6, 24, 12, 12});
+    const LayerGrads full = run(input_conv_pool, images, weight, bias, upstream);
+    const ForceInstructionSet avx2(model::InstructionSet::kAvx2);
+    forget_paths();
+    const LayerGrads forced = run(input_conv_pool, images, weight, bias, upstream);
+    CHECK(to_string(model::last_paths.input_conv_pool) ==
+          (cpu_runs_the_kernel() ? "AVX2" : "ATen"));
+    CHECK(to_string(model::last_paths.input_conv_pool_backward) ==
+          (cpu_runs_the_kernel() ? "AVX2" : "not run"));
+    check_close(forced, reference(images, weight, bias, upstream));
+    // Bit-equal where the compiler fuses the AVX2 kernel's multiply-adds (GCC does), else close.
+    CHECK(at::allclose(forced.values, full.values, 1e-6, 1e-6));
+    CHECK(at::allclose(forced.weight_grad, full.weight_grad, 1e-5, 1e-5));
+    check_matches_definition(at::randn({3, 1, 12, 10}), at::randn({24, 1, 3, 5}), bias,
+                             cpu_runs_the_kernel());
+  }
+
   TEST_CASE("both kernels: an odd pooled width takes the AVX2 one, with the same forward values") {
     // Note [The AVX-512 kernels]: 28 x 30 images pool to 12 x 13, which only the AVX2 kernel
     // takes; their first 28 columns are the 28 x 28 images, whose windows either kernel computes.
@@ -117,7 +143,13 @@ TEST_SUITE("input_conv_pool") {
     const at::Tensor weight = at::randn({24, 1, 5, 5}) * 0.2;
     const at::Tensor bias = at::randn({24}) * 0.1;
     const at::Tensor from_square = input_conv_pool(square, weight, bias);
+    const model::KernelPath square_path = model::last_paths.input_conv_pool;
     const at::Tensor from_wide = input_conv_pool(wide, weight, bias).narrow(3, 0, 12);
+    const model::KernelPath wide_path = model::last_paths.input_conv_pool;
+    if (model::instruction_set() == model::InstructionSet::kAvx512) {
+      CHECK(to_string(square_path) == "AVX-512");
+    }
+    CHECK(to_string(wide_path) == (cpu_runs_the_kernel() ? "AVX2" : "ATen"));
     // Bit-equal where the compiler fuses the AVX2 kernel's multiply-adds (GCC does), else close.
     CHECK(at::allclose(from_square, from_wide, 1e-6, 1e-6));
     check_matches_definition(wide, weight, bias, cpu_runs_the_kernel());
@@ -143,6 +175,11 @@ TEST_SUITE("input_conv_pool") {
     torch::manual_seed(24);
     const at::Tensor weight = at::randn({24, 1, 5, 5}) * 0.2;
     const at::Tensor bias = at::randn({24}) * 0.1;
+    // No instruction set the kernels use.
+    {
+      const ForceInstructionSet none(model::InstructionSet::kNone);
+      check_matches_definition(digit_like_images(2), weight, bias, /*fused=*/false);
+    }
     // 8 output channels: the kernel is compiled for 24.
     check_matches_definition(digit_like_images(2), at::randn({8, 1, 5, 5}), at::randn({8}),
                              /*fused=*/false);

@@ -1,11 +1,13 @@
 // tests/unit/test_models.cpp — make_model: output shapes, exact parameter counts, seeded
-// initialisation, the cnn against the textbook layer order, and unknown names.
+// initialisation, the cnn against the textbook layer order, fastcnn through the fused kernels at
+// each instruction set, and unknown names.
 #include <ATen/ATen.h>
 #include <doctest/doctest.h>
 #include <torch/utils.h>
 
 #include "common/error.hpp"
 #include "model/classifier.hpp"
+#include "support/force_instruction_set.hpp"
 #include "support/idx_writer.hpp"
 
 namespace mnist_ddp::testing {
@@ -124,6 +126,42 @@ TEST_SUITE("make_model") {
     for (std::size_t i = 0; i < params.size(); ++i) {
       CAPTURE(i);
       CHECK(at::allclose(params[i].grad().to(at::kDouble), p[i].grad(), 1e-4, 1e-6));
+    }
+  }
+
+  TEST_CASE("fastcnn goes through both fused kernels, forward and backward, at each level") {
+    using model::InstructionSet;
+    // The paths each level must take; ATen's backward records none.
+    const auto expected = [](InstructionSet level) -> std::string {
+      switch (level) {
+        case InstructionSet::kAvx512:
+          return "input_conv_pool AVX-512/AVX-512, conv_pooled_features AVX-512/AVX-512";
+        case InstructionSet::kAvx2:
+          return "input_conv_pool AVX2/AVX2, conv_pooled_features ATen/not run";
+        default:
+          return "input_conv_pool ATen/not run, conv_pooled_features ATen/not run";
+      }
+    };
+    if (model::instruction_set() != InstructionSet::kAvx512) {
+      WARN_MESSAGE(false, "this CPU lacks AVX-512: the AVX2 and ATen paths are checked");
+    }
+    torch::manual_seed(6);
+    const auto net = model::make_fast_cnn_net();
+    const at::Tensor images = at::randn({4, 1, 28, 28});
+    at::Tensor logits_at_full_level;
+    for (const InstructionSet cap :
+         {InstructionSet::kAvx512, InstructionSet::kAvx2, InstructionSet::kNone}) {
+      const ForceInstructionSet force(cap);
+      const InstructionSet level = model::instruction_set();
+      CAPTURE(static_cast<int>(level));
+      forget_paths();
+      net->zero_grad();
+      const at::Tensor logits = net->forward(images);
+      logits.sum().backward();
+      CHECK(paths_taken() == expected(level));
+      // Every path computes the same function.
+      if (!logits_at_full_level.defined()) logits_at_full_level = logits.detach();
+      CHECK(at::allclose(logits, logits_at_full_level, 1e-4, 1e-5));
     }
   }
 

@@ -1,0 +1,84 @@
+// lib/model/cpu_kernels.hpp — provides: the fused CPU kernels' dispatch and their path record.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+
+#include <ATen/core/Tensor.h>
+
+#include "model/autocast_scope.hpp"
+#include "model/fast_cnn_layers.hpp"
+
+namespace mnist_ddp::model {
+
+/// What the fused kernels may use, each level with the ones before; kAvx2 is AVX2 and FMA.
+enum class InstructionSet { kNone, kAvx2, kAvx512 };
+
+/// The most that instruction_set() answers: tests lower it to run the AVX2 kernels on any CPU.
+inline std::atomic<InstructionSet> instruction_set_cap{InstructionSet::kAvx512};
+
+/// This CPU's level, probed once, at most instruction_set_cap.
+inline InstructionSet instruction_set() {
+  static const InstructionSet probed = [] {
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+      return InstructionSet::kNone;
+    }
+    return __builtin_cpu_supports("avx512f") ? InstructionSet::kAvx512 : InstructionSet::kAvx2;
+  }();
+  return std::min(probed, instruction_set_cap.load(std::memory_order_relaxed));
+}
+
+/// A defined float32 CPU tensor: the only kind the fused kernels take.
+inline bool is_cpu_float(const at::Tensor& t) {
+  return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat;
+}
+
+/// What computes a fused layer's pass: nothing yet, ATen's operators, or a kernel for a level.
+enum class KernelPath { kNotRun, kAten, kAvx2, kAvx512 };
+
+/// Float32 CPU tensors outside autocast, and a convolution output with even sides of at least 2.
+inline bool fusable(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  const auto poolable = [](std::int64_t side) { return side >= 2 && side % 2 == 0; };
+  return is_cpu_float(x) && is_cpu_float(weight) && is_cpu_float(bias) && x.dim() == 4 &&
+         weight.dim() == 4 && x.size(1) == weight.size(1) && bias.numel() == weight.size(0) &&
+         poolable(x.size(2) - weight.size(2) + 1) && poolable(x.size(3) - weight.size(3) + 1) &&
+         !autocast_enabled(c10::kCPU);
+}
+
+/// The path of input_conv_pool's arguments (Note [The input convolution pools as it goes]).
+inline KernelPath input_conv_pool_path(const at::Tensor& images, const at::Tensor& weight,
+                                       const at::Tensor& bias) {
+  const InstructionSet level = instruction_set();
+  if (level == InstructionSet::kNone || !fusable(images, weight, bias) || images.size(1) != 1 ||
+      !images.is_contiguous() || images.requires_grad() ||
+      weight.size(0) != fast_cnn::kConv1Outputs) {
+    return KernelPath::kAten;
+  }
+  // The shapes Note [The AVX-512 kernels] takes.
+  const bool avx512 = level == InstructionSet::kAvx512 &&
+                      weight.size(3) == fast_cnn::kConv1Kernel &&
+                      pooled_side(images.size(3), weight.size(3)) % 2 == 0;
+  return avx512 ? KernelPath::kAvx512 : KernelPath::kAvx2;
+}
+
+/// The path of conv_pooled_features' arguments (Note [Backward through the pooling's winners]).
+inline KernelPath conv_pooled_features_path(const at::Tensor& x, const at::Tensor& weight,
+                                            const at::Tensor& bias) {
+  const bool fits = fusable(x, weight, bias) && x.size(1) == fast_cnn::kConv1Outputs &&
+                    weight.size(2) == fast_cnn::kConv2Kernel &&
+                    weight.size(3) == fast_cnn::kConv2Kernel &&
+                    weight.size(0) <= fast_cnn::kMaxConv2Outputs &&
+                    x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+                    weight.is_contiguous(at::MemoryFormat::ChannelsLast);
+  return fits && instruction_set() == InstructionSet::kAvx512 ? KernelPath::kAvx512
+                                                              : KernelPath::kAten;
+}
+
+/// The path of each fused layer's last forward and backward, from any thread: a record for tests.
+struct LastPaths {
+  std::atomic<KernelPath> input_conv_pool, input_conv_pool_backward, conv_pooled_features,
+      conv_pooled_features_backward;
+};
+inline LastPaths last_paths;
+
+}  // namespace mnist_ddp::model
