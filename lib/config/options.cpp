@@ -224,15 +224,6 @@ Check in_unit_interval(bool with_one) {
           }};
 }
 
-Check one_of(const std::vector<std::string>& names) {
-  std::string rule = "one of";
-  for (const std::string& name : names) rule += (&name == &names.front() ? " " : ", ") + name;
-  return {rule, [names](const Value& value) {
-            const auto* text = std::get_if<std::string>(&value);
-            return text && std::find(names.begin(), names.end(), *text) != names.end();
-          }};
-}
-
 std::string to_string(const Resume& resume) {
   if (resume.from == ResumeFrom::kPath) return resume.path;
   return resume.from == ResumeFrom::kAuto ? "auto" : "never";

@@ -29,7 +29,6 @@ Check at_least(double limit);
 Check greater_than(double limit);
 Check at_most(double limit);
 Check in_unit_interval(bool with_one);  // [0, 1] or [0, 1)
-Check one_of(const std::vector<std::string>& names);
 
 /// Which ranks an option concerns; each scope holds the ones before it.
 enum class Scope {
@@ -61,7 +60,9 @@ template <typename Choice>
 void read(const std::string& text, const std::string& option, Choice& into) {
   const auto names = choice_names(Choice{});
   const auto found = std::find(names.begin(), names.end(), text);
-  if (found == names.end()) refuse(option, one_of({names.begin(), names.end()}).rule, text);
+  std::string rule = "one of";
+  for (std::size_t i = 0; i < names.size(); ++i) rule += (i ? ", " : " ") + std::string(names[i]);
+  if (found == names.end()) refuse(option, rule, text);
   into = static_cast<Choice>(found - names.begin());
 }
 

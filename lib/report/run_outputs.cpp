@@ -42,7 +42,7 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu",
                         config::to_string(config.mode), config::to_string(config.precision),
-                        config.model, config.target_accuracy},
+                        config::to_string(config.model), config.target_accuracy},
                /*append=*/resumed),
       timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
   on_rank_zero(comm, config.timeline, "timeline");
@@ -127,8 +127,8 @@ bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
 void RunOutputs::write_report(const train::TrainSummary& summary,
                               const std::vector<RankStats>& ranks, double wall_seconds,
                               double startup_seconds) {
-  report_.title = "mnist_ddp " + config_.model + ", " + std::to_string(comm_.size()) + " rank" +
-                  (comm_.size() == 1 ? "" : "s");
+  report_.title = "mnist_ddp " + config::to_string(config_.model) + ", " +
+                  std::to_string(comm_.size()) + " rank" + (comm_.size() == 1 ? "" : "s");
   report_.config = config::describe_config(config_);
   for (const RankStats& r : ranks) {
     const distributed::RankPlacement placement =
