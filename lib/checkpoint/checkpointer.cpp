@@ -119,7 +119,7 @@ void Checkpointer::save(CheckpointPoint point, const std::function<CheckpointCon
                                {"epoch_position", progress.position},
                                {"reason", describe(point)},
                                {"world_size", comm_.size()},
-                               {"model", config_.model},
+                               {"model", config::to_string(config_.model)},
                                {"created", utc_now()},
                                {"mnist_ddp_version", MNIST_DDP_VERSION}};
     if (last_epoch_) {

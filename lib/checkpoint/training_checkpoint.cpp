@@ -215,10 +215,11 @@ RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::Tra
   return RestoredRun{std::move(rng_states), std::move(cuda_rng_states)};
 }
 
-void restore_model(const LoadedCheckpoint& loaded, const std::string& model_name,
+void restore_model(const LoadedCheckpoint& loaded, config::Model architecture,
                    model::Classifier& model) {
   const nlohmann::json name = loaded.meta.training.value("model", nlohmann::json("unknown"));
   const std::string saved_model = name.is_string() ? name.get<std::string>() : name.dump();
+  const std::string model_name = config::to_string(architecture);
   if (saved_model != model_name) {
     throw CheckpointError("the checkpoint holds a '" + saved_model + "' model, not '" + model_name +
                           "' (pass --model " + saved_model + ")");

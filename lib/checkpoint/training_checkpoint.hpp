@@ -43,7 +43,7 @@ nlohmann::json training_shape(const config::TrainConfig& config, std::int64_t tr
 std::string shape_differences(const nlohmann::json& saved, const nlohmann::json& current);
 
 /// Loads only parameters and buffers (for evaluation), each checked before any is copied.
-void restore_model(const LoadedCheckpoint& loaded, const std::string& model_name,
+void restore_model(const LoadedCheckpoint& loaded, config::Model architecture,
                    model::Classifier& model);
 
 }  // namespace mnist_ddp::checkpoint

@@ -1,10 +1,10 @@
-// lib/config/bench_options.hpp — provides: BenchConfig, parse_bench_command (allreduce_bench).
+// lib/config/bench_options.hpp — provides: BenchConfig, its option table, parse_bench_command.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "config/train_config.hpp"
+#include "config/options.hpp"
 
 namespace mnist_ddp::config {
 
@@ -19,7 +19,10 @@ struct BenchConfig {
   bool help = false;
 };
 
-/// Parses the benchmark's command line; throws UsageError naming the bad option or value.
+/// allreduce_bench's options (bench_options.cpp), in --help order.
+const BasicOptionTable<BenchConfig>& bench_options();
+
+/// Parses the benchmark's command line; throws UsageError naming the bad option and its value.
 BenchConfig parse_bench_command(int argc, const char* const argv[]);
 
 /// The benchmark's --help text.

@@ -34,7 +34,7 @@ const OptionTable& train_options() {
       "evenly across ranks instead of padding"),
     }},
     {"Model and optimization", {
-    option("model", &C::model, kTraining, {one_of({"linear", "mlp", "cnn", "fastcnn"})}, "network: "
+    option("model", &C::model, kTraining, {}, "network: "
       "linear (784-10), mlp (784-256-128-10), cnn (conv32-conv64-fc128) or fastcnn "
       "(conv24-conv32-fc256, the net of the fastest MNIST recipe; configs/mnist99.conf)"),
     option("epochs", &C::epochs, kJob, {at_least(1)}, "passes over the training set"),

@@ -18,6 +18,7 @@
 #include <boost/program_options.hpp>
 
 #include "common/error.hpp"
+#include "config/bench_options.hpp"
 #include "config/option_error.hpp"
 
 namespace po = boost::program_options;
@@ -77,8 +78,9 @@ void require(bool ok, const std::string& option, const std::string& rule, const 
 
 /// How Boost.Program_options reads `option`: its type, its default ("none" for an empty path); a
 /// flag alone means true.
-po::value_semantic* semantic(const Option& option) {
-  const Value value = option.get(TrainConfig{});
+template <typename Config>
+po::value_semantic* semantic(const BasicOption<Config>& option) {
+  const Value value = option.get(Config{});
   const std::string shown = text_of(value).empty() ? "none" : text_of(value);
   return std::visit(
       [&](const auto& default_value) -> po::value_semantic* {
@@ -91,11 +93,12 @@ po::value_semantic* semantic(const Option& option) {
 }
 
 /// The options of `options` under their headings.
-po::options_description described(const OptionTable& options) {
+template <typename Config>
+po::options_description described(const BasicOptionTable<Config>& options) {
   po::options_description all;
   for (const auto& [title, group] : options) {
     po::options_description section(title, kHelpWidth, kHelpDescriptionWidth);
-    for (const Option& option : group) {
+    for (const BasicOption<Config>& option : group) {
       section.add_options()(option.name.c_str(), semantic(option), option.help.c_str());
     }
     all.add(section);
@@ -103,15 +106,85 @@ po::options_description described(const OptionTable& options) {
   return all;
 }
 
-/// Options that only make sense on the command line.
-po::options_description command_line_only() {
+/// --help, the only option of every program that sets nothing.
+po::options_description help_option() {
   po::options_description general("General", kHelpWidth, kHelpDescriptionWidth);
-  general.add_options()("help,h", "print this help and exit")(
+  general.add_options()("help,h", "print this help and exit");
+  return general;
+}
+
+/// mnist_ddp's options that only make sense on the command line.
+po::options_description command_line_only() {
+  po::options_description general = help_option();
+  general.add_options()(
       "version", "print the versions of mnist_ddp, LibTorch, MPI, NCCL, CUDA and BLAS, and exit")(
       "config", po::value<std::string>(),
       "read options from this file (lines of name = value, names as the long options); "
       "the command line and MNIST_DDP_* environment variables take precedence");
   return general;
+}
+
+/// The options argv gives, by `options`; UsageError for an unknown or malformed one.
+po::variables_map command_line_values(int argc, const char* const argv[],
+                                      const po::options_description& options) {
+  po::variables_map values;
+  try {
+    // No positional options: a stray word ("mnist_ddp cnn") is an error, not silently ignored.
+    po::store(po::command_line_parser(argc, argv)
+                  .options(options)
+                  .positional(po::positional_options_description())
+                  .run(),
+              values);
+  } catch (po::error& e) {
+    throw UsageError(option_error_text(e));
+  }
+  return values;
+}
+
+/// Sets in `config` each option of `options` that `values` holds, not as its default.
+template <typename Config>
+void set_given(const po::variables_map& values, const BasicOptionTable<Config>& options,
+               Config& config) {
+  for (const auto& [title, group] : options) {
+    for (const BasicOption<Config>& option : group) {
+      const po::variable_value& given = values[option.name.substr(0, option.name.find(','))];
+      if (given.empty() || given.defaulted()) continue;
+      std::visit([&](const auto& v) { option.set(config, given.as<std::decay_t<decltype(v)>>()); },
+                 option.get(config));
+    }
+  }
+}
+
+/// Checks each option's value: a finite number, and its own checks.
+template <typename Config>
+void check_each(const Config& config, const BasicOptionTable<Config>& options) {
+  for (const auto& [title, group] : options) {
+    for (const BasicOption<Config>& option : group) {
+      const Value value = option.get(config);
+      const auto* number = std::get_if<double>(&value);
+      require(!number || std::isfinite(*number), option.name, "a finite number", value);
+      for (const Check& check : option.checks) {
+        require(check.holds(value), option.name, check.rule, value);
+      }
+    }
+  }
+}
+
+/// The --help text: `caption`, then `general`'s options and `options`.
+std::string help_text_of(const std::string& caption, const po::options_description& general,
+                         const po::options_description& options) {
+  po::options_description all(caption, kHelpWidth, kHelpDescriptionWidth);
+  all.add(general).add(options);
+  std::ostringstream text;
+  text << all;
+  // Boost pads wrapped descriptions with a trailing space; keep the text clean for the README.
+  std::string help;
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);) {
+    line.erase(line.find_last_not_of(' ') + 1);
+    help += line + '\n';
+  }
+  return help;
 }
 
 /// batch-size for MNIST_DDP_BATCH_SIZE; "" for a variable without the prefix.
@@ -210,7 +283,8 @@ std::string unknown_variable_warning(const std::string& variable,
 }  // namespace
 
 void refuse(const std::string& option, const std::string& rule, const std::string& got) {
-  throw UsageError("--" + option + " must be " + rule + " (got " + got + ")");
+  throw UsageError("--" + option.substr(0, option.find(',')) + " must be " + rule + " (got " + got +
+                   ")");
 }
 
 Check at_least(double limit) { return bound("at least", limit, std::greater_equal<>()); }
@@ -221,15 +295,6 @@ Check in_unit_interval(bool with_one) {
   return {with_one ? "in [0, 1]" : "in [0, 1)", [with_one](const Value& value) {
             const double v = number(value);
             return v >= 0 && (with_one ? v <= 1 : v < 1);
-          }};
-}
-
-Check one_of(const std::vector<std::string>& names) {
-  std::string rule = "one of";
-  for (const std::string& name : names) rule += (&name == &names.front() ? " " : ", ") + name;
-  return {rule, [names](const Value& value) {
-            const auto* text = std::get_if<std::string>(&value);
-            return text && std::find(names.begin(), names.end(), *text) != names.end();
           }};
 }
 
@@ -264,38 +329,20 @@ Command parse_command(int argc, const char* const argv[], const OptionTable& opt
   po::options_description command_line;
   command_line.add(command_line_only()).add(training);
 
-  po::variables_map values;
-  try {
-    // No positional options: a stray word ("mnist_ddp cnn") is an error, not silently ignored.
-    po::store(po::command_line_parser(argc, argv)
-                  .options(command_line)
-                  .positional(po::positional_options_description())
-                  .run(),
-              values);
-    if (values.count("help")) {
-      command.action = Action::kHelp;
-      return command;
-    }
-    if (values.count("version")) {
-      command.action = Action::kVersion;
-      return command;
-    }
-    store_environment(training, values);
-    if (values.count("config")) {
-      store_config_file(values["config"].as<std::string>(), training, values);
-    }
-  } catch (po::error& e) {
-    throw UsageError(option_error_text(e));
+  po::variables_map values = command_line_values(argc, argv, command_line);
+  if (values.count("help")) {
+    command.action = Action::kHelp;
+    return command;
   }
-  for (const auto& [title, group] : options) {
-    for (const Option& option : group) {
-      const po::variable_value& given = values[option.name];
-      if (given.empty() || given.defaulted()) continue;
-      std::visit(
-          [&](const auto& v) { option.set(command.config, given.as<std::decay_t<decltype(v)>>()); },
-          option.get(command.config));
-    }
+  if (values.count("version")) {
+    command.action = Action::kVersion;
+    return command;
   }
+  store_environment(training, values);
+  if (values.count("config")) {
+    store_config_file(values["config"].as<std::string>(), training, values);
+  }
+  set_given(values, options, command.config);
   validate(command.config, options);
   return command;
 }
@@ -317,7 +364,7 @@ std::vector<std::string> environment_warnings(const OptionTable& options) {
 }
 
 std::string help_text(const OptionTable& options) {
-  po::options_description all(
+  return help_text_of(
       "mnist_ddp: data-parallel MNIST training over MPI\n\n"
       "Usage: mpirun -np N mnist_ddp [options]\n\n"
       "Every option but --config can also be set as MNIST_DDP_<NAME> (MNIST_DDP_BATCH_SIZE=128)\n"
@@ -326,31 +373,11 @@ std::string help_text(const OptionTable& options) {
       "Exit codes: 0 done, 1 other failure (or accuracy below --min-accuracy), 2 bad usage,\n"
       "3 bad or missing data, 4 bad checkpoint, 5 communication failure,\n"
       "6 stopped by SIGTERM/SIGUSR1 after writing a checkpoint (resume with --resume auto)",
-      kHelpWidth, kHelpDescriptionWidth);
-  all.add(command_line_only()).add(described(options));
-  std::ostringstream text;
-  text << all;
-  // Boost pads wrapped descriptions with a trailing space; keep the text clean for the README.
-  std::string help;
-  std::istringstream lines(text.str());
-  for (std::string line; std::getline(lines, line);) {
-    line.erase(line.find_last_not_of(' ') + 1);
-    help += line + '\n';
-  }
-  return help;
+      command_line_only(), described(options));
 }
 
 void validate(const TrainConfig& c, const OptionTable& options) {
-  for (const auto& [title, group] : options) {
-    for (const Option& option : group) {
-      const Value value = option.get(c);
-      const auto* number = std::get_if<double>(&value);
-      require(!number || std::isfinite(*number), option.name, "a finite number", value);
-      for (const Check& check : option.checks) {
-        require(check.holds(value), option.name, check.rule, value);
-      }
-    }
-  }
+  check_each(c, options);
   // The rules between options.
   require(c.device != Device::kCpu || c.backend != Backend::kNccl, "backend",
           "mpi or auto with --device cpu (NCCL works on GPU memory only)", to_string(c.backend));
@@ -392,6 +419,28 @@ TrainConfig split_global_batch(TrainConfig config, int ranks) {
   }
   config.batch_size = config.global_batch_size / ranks;
   return config;
+}
+
+BenchConfig parse_bench_command(int argc, const char* const argv[]) {
+  BenchConfig config;
+  po::options_description command_line = help_option();
+  command_line.add(described(bench_options()));
+  const po::variables_map values = command_line_values(argc, argv, command_line);
+  config.help = values.count("help") > 0;
+  set_given(values, bench_options(), config);
+  check_each(config, bench_options());
+  require(config.max_bytes >= config.min_bytes, "max-bytes",
+          "at least --min-bytes, " + std::to_string(config.min_bytes), config.max_bytes);
+  return config;
+}
+
+std::string bench_help_text() {
+  return help_text_of(
+      "allreduce_bench: time the training's allreduce over message sizes, as nccl-tests\n\n"
+      "Usage: mpirun -np N allreduce_bench [options]\n"
+      "Prints time, algorithm bandwidth (size / time) and bus bandwidth (algbw * 2(n-1)/n) per\n"
+      "size, checks every result and exits 1 when any element is wrong",
+      help_option(), described(bench_options()));
 }
 
 }  // namespace mnist_ddp::config

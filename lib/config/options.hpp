@@ -16,7 +16,7 @@ namespace mnist_ddp::config {
 /// An option's value as parsed, shown and checkpointed; choices, ranges and --resume as text.
 using Value = std::variant<bool, int, std::int64_t, double, std::string>;
 
-/// Throws UsageError "--option must be RULE (got GOT)".
+/// Throws UsageError "--option must be RULE (got GOT)"; `option` may end in its letter (",b").
 [[noreturn]] void refuse(const std::string& option, const std::string& rule,
                          const std::string& got);
 
@@ -29,7 +29,6 @@ Check at_least(double limit);
 Check greater_than(double limit);
 Check at_most(double limit);
 Check in_unit_interval(bool with_one);  // [0, 1] or [0, 1)
-Check one_of(const std::vector<std::string>& names);
 
 /// Which ranks an option concerns; each scope holds the ones before it.
 enum class Scope {
@@ -38,18 +37,22 @@ enum class Scope {
   kTraining,  // a checkpoint only continues a run with the same value (its training shape)
 };
 
-/// An option: --name on the command line, MNIST_DDP_NAME in the environment, `name = value` in
-/// a --config file. Its default is its member's in TrainConfig{}.
-struct Option {
-  std::string name;
+/// An option: --name on the command line (mnist_ddp's also MNIST_DDP_NAME in the environment,
+/// `name = value` in a --config file). Its default is its member's in Config{}.
+template <typename Config>
+struct BasicOption {
+  std::string name;  // "min-bytes,b": also -b
   Scope scope;
   std::vector<Check> checks;  // beyond a finite number, which a floating-point one must be
   std::string help;
   std::string unit;  // after the value in the banner
-  std::function<Value(const TrainConfig&)> get;
-  std::function<void(TrainConfig&, const Value&)> set;  // throws UsageError for bad text
+  std::function<Value(const Config&)> get;
+  std::function<void(Config&, const Value&)> set;  // throws UsageError for bad text
 };
-using OptionTable = std::vector<std::pair<std::string, std::vector<Option>>>;  // --help headings
+template <typename Config>  // the options under their --help headings
+using BasicOptionTable = std::vector<std::pair<std::string, std::vector<BasicOption<Config>>>>;
+using Option = BasicOption<TrainConfig>;
+using OptionTable = BasicOptionTable<TrainConfig>;
 
 /// mnist_ddp's options (option_table.cpp), in --help order.
 const OptionTable& train_options();
@@ -61,21 +64,24 @@ template <typename Choice>
 void read(const std::string& text, const std::string& option, Choice& into) {
   const auto names = choice_names(Choice{});
   const auto found = std::find(names.begin(), names.end(), text);
-  if (found == names.end()) refuse(option, one_of({names.begin(), names.end()}).rule, text);
+  std::string rule = "one of";
+  for (std::size_t i = 0; i < names.size(); ++i) rule += (i ? ", " : " ") + std::string(names[i]);
+  if (found == names.end()) refuse(option, rule, text);
   into = static_cast<Choice>(found - names.begin());
 }
 
 /// The entry of option `name`, which sets `member`.
-template <typename T>
-Option option(std::string name, T TrainConfig::*member, Scope scope, std::vector<Check> checks,
-              std::string help, std::string unit = "") {
-  Option entry{name, scope, std::move(checks), std::move(help), std::move(unit), {}, {}};
+template <typename Config, typename T>
+BasicOption<Config> option(std::string name, T Config::*member, Scope scope,
+                           std::vector<Check> checks, std::string help, std::string unit = "") {
+  BasicOption<Config> entry{
+      std::move(name), scope, std::move(checks), std::move(help), std::move(unit), {}, {}};
   if constexpr (std::is_constructible_v<Value, T>) {
-    entry.get = [member](const TrainConfig& config) -> Value { return config.*member; };
-    entry.set = [member](TrainConfig& config, const Value& v) { config.*member = std::get<T>(v); };
+    entry.get = [member](const Config& config) -> Value { return config.*member; };
+    entry.set = [member](Config& config, const Value& v) { config.*member = std::get<T>(v); };
   } else {  // a choice, a step range or --resume: text
-    entry.get = [member](const TrainConfig& config) -> Value { return to_string(config.*member); };
-    entry.set = [member, name](TrainConfig& config, const Value& v) {
+    entry.get = [member](const Config& config) -> Value { return to_string(config.*member); };
+    entry.set = [member, name = entry.name](Config& config, const Value& v) {
       read(std::get<std::string>(v), name, config.*member);
     };
   }

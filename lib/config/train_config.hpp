@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/networks.hpp"
 #include "config/step_range.hpp"
 
 namespace mnist_ddp::config {
@@ -53,7 +54,7 @@ struct TrainConfig {
   double normalize_std = 0.3081;
   bool drop_last = false;
 
-  std::string model = "linear";  // a name model::make_model knows
+  Model model = Model::kLinear;  // its names: common/networks.hpp
   int epochs = 5;
   int batch_size = 64;
   int global_batch_size = 0;

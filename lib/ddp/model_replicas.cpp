@@ -20,11 +20,11 @@ void copy_state(const model::Classifier& from, model::Classifier& to) {
 
 }  // namespace
 
-ModelReplicas::ModelReplicas(model::Classifier& primary, const std::string& model_name,
+ModelReplicas::ModelReplicas(model::Classifier& primary, config::Model architecture,
                              std::vector<c10::Device> devices)
     : primary_(primary), devices_(std::move(devices)) {
   for (size_t r = 1; r < devices_.size(); ++r) {
-    std::shared_ptr<model::Classifier> replica = model::make_model(model_name);
+    std::shared_ptr<model::Classifier> replica = model::make_model(architecture);
     replica->to(devices_[r]);
     replica->train(primary_.is_training());
     others_.push_back(std::move(replica));

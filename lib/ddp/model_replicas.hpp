@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -21,8 +20,8 @@ namespace mnist_ddp::ddp {
 /// and the parameters are copied back: the model crosses the GPU links twice a step.
 class ModelReplicas {
  public:
-  /// `primary` is on devices[0]; builds a copy of it as `model_name` on each other device.
-  ModelReplicas(model::Classifier& primary, const std::string& model_name,
+  /// `primary` is on devices[0]; builds a copy of it, an `architecture`, on each other device.
+  ModelReplicas(model::Classifier& primary, config::Model architecture,
                 std::vector<c10::Device> devices);
 
   size_t size() const { return devices_.size(); }

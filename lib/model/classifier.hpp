@@ -2,9 +2,10 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include <torch/nn/module.h>
+
+#include "common/networks.hpp"
 
 namespace mnist_ddp::model {
 
@@ -15,8 +16,8 @@ class Classifier : public torch::nn::Module {
   virtual at::Tensor forward(const at::Tensor& images) = 0;
 };
 
-/// "linear", "mlp", "cnn" or "fastcnn", from the global seed; UsageError for another name.
-std::shared_ptr<Classifier> make_model(const std::string& name);
+/// The network of --model `model`, initialised from the global seed.
+std::shared_ptr<Classifier> make_model(config::Model model);
 
 // The networks, one file each.
 std::shared_ptr<Classifier> make_linear_net();

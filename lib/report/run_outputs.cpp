@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -23,11 +24,20 @@ void require_writable_location(const std::string& path, const char* option) {
 
 namespace {
 
-std::string on_rank_zero(const distributed::Communicator& comm, const std::string& path,
-                         const char* option) {
-  if (comm.rank() != 0 || path.empty()) return "";
-  require_writable_location(path, option);
-  return path;
+/// Rank 0's --metrics-file, once every output file's folder is known writable: checked before
+/// the metrics file is emptied, so that a refused output leaves an earlier run's metrics alone.
+std::string checked_metrics_file(const distributed::Communicator& comm,
+                                 const config::TrainConfig& config) {
+  if (comm.rank() != 0) return "";
+  const std::pair<const std::string&, const char*> files[] = {
+      {config.metrics_file, "metrics-file"},
+      {config.timeline, "timeline"},
+      {config.report, "report"},
+      {config.export_model, "export-model"}};
+  for (const auto& [path, option] : files) {
+    if (!path.empty()) require_writable_location(path, option);
+  }
+  return config.metrics_file;
 }
 
 }  // namespace
@@ -39,15 +49,12 @@ RunOutputs::RunOutputs(const config::TrainConfig& config, const distributed::Dev
       log_(log),
       layout_(plan.layout),
       progress_(log, comm.rank() == 0 ? progress_style(config.progress) : config::Progress::kOff),
-      metrics_(on_rank_zero(comm, config.metrics_file, "metrics-file"),
+      metrics_(checked_metrics_file(comm, config),
                RunFacts{comm.size(), comm.backend(), plan.on_cuda() ? "cuda" : "cpu",
                         config::to_string(config.mode), config::to_string(config.precision),
-                        config.model, config.target_accuracy},
+                        config::to_string(config.model), config.target_accuracy},
                /*append=*/resumed),
       timeline_(comm, !config.timeline.empty(), config.timeline_steps) {
-  on_rank_zero(comm, config.timeline, "timeline");
-  on_rank_zero(comm, config.report, "report");
-  on_rank_zero(comm, config.export_model, "export-model");
   if (comm.rank() == 0 && !config.tensorboard_dir.empty())
     tensorboard_ = std::make_unique<TensorBoardWriter>(config.tensorboard_dir);
 }
@@ -127,8 +134,8 @@ bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
 void RunOutputs::write_report(const train::TrainSummary& summary,
                               const std::vector<RankStats>& ranks, double wall_seconds,
                               double startup_seconds) {
-  report_.title = "mnist_ddp " + config_.model + ", " + std::to_string(comm_.size()) + " rank" +
-                  (comm_.size() == 1 ? "" : "s");
+  report_.title = "mnist_ddp " + config::to_string(config_.model) + ", " +
+                  std::to_string(comm_.size()) + " rank" + (comm_.size() == 1 ? "" : "s");
   report_.config = config::describe_config(config_);
   for (const RankStats& r : ranks) {
     const distributed::RankPlacement placement =

@@ -23,14 +23,14 @@ namespace mnist_ddp::train {
 // the trained model, its hooks (no collective runs) and its random draws are untouched. The cost
 // stays visible in startup_s and one_time_costs_s.
 
-double pay_one_time_costs(const std::string& model_name, c10::Device device,
-                          std::int64_t batch_size, bool bf16) {
+double pay_one_time_costs(config::Model architecture, c10::Device device, std::int64_t batch_size,
+                          bool bf16) {
   const auto start = std::chrono::steady_clock::now();
   const GeneratorStateGuard cpu_generator{c10::Device(c10::kCPU)};  // the network's initial values
   std::optional<GeneratorStateGuard> device_generator;              // its dropout masks
   if (device.is_cuda()) device_generator.emplace(device);
   {
-    const std::shared_ptr<model::Classifier> network = model::make_model(model_name);
+    const std::shared_ptr<model::Classifier> network = model::make_model(architecture);
     network->to(device);
     network->train();
     const at::TensorOptions on_device = at::TensorOptions().device(device);

@@ -113,7 +113,7 @@ void restore_run(const checkpoint::LoadedCheckpoint& loaded,
 void restore_model_only(const checkpoint::LoadedCheckpoint& loaded) {
   const std::shared_ptr<mnist_ddp::model::Classifier> model = mnist_ddp::model::make_linear_net();
   expect_only<CheckpointError>([&] {
-    checkpoint::restore_model(loaded, "linear", *model);
+    checkpoint::restore_model(loaded, mnist_ddp::config::Model::kLinear, *model);
     require_parameters_loaded(loaded.contents, *model);
     require_property(model->forward(at::zeros({1, 1, 28, 28})).sizes().equals({1, 10}),
                      "a restored model evaluates");

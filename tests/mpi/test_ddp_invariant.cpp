@@ -61,7 +61,7 @@ void check_invariant(const config::TrainConfig& config) {
 
 config::TrainConfig invariant_config() {
   config::TrainConfig config;
-  config.model = "linear";
+  config.model = config::Model::kLinear;
   config.epochs = 1;
   config.max_steps = kSteps;
   config.lr = 0.05;
@@ -75,7 +75,7 @@ TEST_CASE("N ranks with batch B match one rank with batch N*B: linear, SGD") {
 
 TEST_CASE("N ranks with batch B match one rank with batch N*B: mlp, SGD with momentum") {
   config::TrainConfig config = invariant_config();
-  config.model = "mlp";
+  config.model = config::Model::kMlp;
   config.momentum = 0.9;
   check_invariant(config);
 }
@@ -85,10 +85,12 @@ TEST_CASE("parameters are broadcast from rank 0 even when ranks initialise diffe
   distributed::MpiCommunicator everyone(world.comm());
   const data::Dataset train_set = testing::synthetic_dataset(kUnpaddedTrainSize, /*seed=*/11);
   // cnn and fastcnn keep their convolution weights channels-last: the broadcast must land there.
-  for (const std::string name : {"linear", "cnn", "fastcnn"}) {
+  for (const config::Model architecture :
+       {config::Model::kLinear, config::Model::kCnn, config::Model::kFastCnn}) {
+    const std::string name = config::to_string(architecture);
     CAPTURE(name);
     config::TrainConfig config = invariant_config();
-    config.model = name;
+    config.model = architecture;
     torch::manual_seed(100 + world.rank());  // a different initialisation on every rank
     const auto model = model::make_model(config.model);
     Trainer trainer(config, testing::cpu_plan(everyone), everyone, *model, train_set, train_set);
@@ -104,7 +106,7 @@ TEST_CASE("ranks draw their own dropout masks, the same ones run to run") {
   distributed::MpiCommunicator everyone(world.comm());
   const data::Dataset train_set = testing::synthetic_dataset(kUnpaddedTrainSize, /*seed=*/11);
   config::TrainConfig config = invariant_config();
-  config.model = "cnn";
+  config.model = config::Model::kCnn;
   /// The trained model's output for one fixed input on every rank: (ranks, 2, 10).
   const auto outputs = [&] {
     torch::manual_seed(static_cast<std::uint64_t>(config.seed));

@@ -47,7 +47,7 @@ TEST_CASE(
   const data::Dataset test_set = testing::synthetic_dataset(997, /*seed=*/5);
   const data::BatchMaker batches(test_set, kMean, kStd);
   torch::manual_seed(3);
-  const auto model = model::make_model("mlp");
+  const auto model = model::make_model(config::Model::kMlp);
 
   const EvalResult expected = one_image_at_a_time(*model, test_set);
   // An untrained model on random images: some right, most wrong, so counting is exercised.

@@ -30,7 +30,7 @@ namespace {
 
 config::TrainConfig reducer_config() {
   config::TrainConfig config;
-  config.model = "mlp";
+  config.model = config::Model::kMlp;
   config.epochs = 1;
   config.batch_size = 8;
   config.max_steps = 6;
@@ -60,7 +60,7 @@ double max_difference(const at::Tensor& a, const at::Tensor& b) {
 TEST_CASE("one bucket per parameter gives the parameters of a single bucket") {
   distributed::MpiCommunicator comm(testing::test_world().comm());
   torch::manual_seed(1);
-  const auto model = model::make_model("mlp");
+  const auto model = model::make_model(config::Model::kMlp);
   GradientReducer tiny(comm, model->parameters(), /*bucket_mb=*/1e-6, at::kFloat,
                        /*communicates=*/true);
   CHECK(tiny.bucket_count() == model->parameters().size());
@@ -76,7 +76,7 @@ TEST_CASE("one bucket per parameter gives the parameters of a single bucket") {
 
 TEST_CASE("the bytes allreduced per step are every bucket in the type it travels in") {
   distributed::MpiCommunicator comm(testing::test_world().comm());
-  const auto model = model::make_model("mlp");
+  const auto model = model::make_model(config::Model::kMlp);
   std::int64_t parameters = 0;
   for (const at::Tensor& p : model->parameters()) parameters += p.numel();
   for (const double bucket_mb : {1e-6, 25.0}) {  // one bucket per parameter, or one in all

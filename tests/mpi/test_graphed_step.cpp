@@ -96,7 +96,7 @@ config::TrainConfig base_config() {
 /// The mlp with Adam and a one-cycle schedule: a rate and bias corrections that change every step.
 config::TrainConfig adam_onecycle_config() {
   config::TrainConfig config = base_config();
-  config.model = "mlp";
+  config.model = config::Model::kMlp;
   config.optimizer = config::Optimizer::kAdam;
   config.lr = 0.003;
   config.lr_schedule = config::Schedule::kOneCycle;
@@ -111,7 +111,7 @@ TEST_CASE("graphed steps train as eager ones: mlp, Adam, one-cycle schedule, wei
 
 TEST_CASE("graphed steps train as eager ones: cnn with dropout, SGD with momentum, bf16 wire") {
   config::TrainConfig config = base_config();
-  config.model = "cnn";
+  config.model = config::Model::kCnn;
   config.epochs = 1;
   config.lr = 0.02;
   config.momentum = 0.9;
@@ -180,7 +180,7 @@ TEST_CASE("a log window as long as the epoch reports the epoch's training loss")
 
 TEST_CASE("a graphed step's spans are its launch and device wait; the partial batch has its own") {
   config::TrainConfig config = base_config();
-  config.model = "linear";
+  config.model = config::Model::kLinear;
   config.epochs = 1;
   std::vector<std::string> names;
   TrainerHooks hooks;
@@ -202,7 +202,7 @@ TEST_CASE("a graphed step's spans are its launch and device wait; the partial ba
 
 TEST_CASE("a graphed trainer refuses --grad-accum, which plan_cuda_graph keeps eager") {
   config::TrainConfig config = base_config();
-  config.model = "linear";
+  config.model = config::Model::kLinear;
   config.grad_accum = 2;
   CHECK_THROWS_WITH(train(config, /*graphed=*/true),
                     doctest::Contains("a graphed step is one micro-batch on one device"));
@@ -233,7 +233,7 @@ TEST_CASE("a capture failed on some ranks: every rank trains eagerly, as an eage
 TEST_CASE("a stop asked for on one rank ends graphed and eager runs at the same step") {
   const distributed::World& world = testing::test_world();
   config::TrainConfig config = base_config();
-  config.model = "linear";
+  config.model = config::Model::kLinear;
   config.lr = 0.05;
   for (const bool graphed : {false, true}) {
     CAPTURE(graphed);

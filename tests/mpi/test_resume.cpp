@@ -23,9 +23,9 @@ namespace {
 
 constexpr std::int64_t kPaddedTrainSize = 97;  // not a multiple of any batch or world size: padding
 
-config::TrainConfig resume_config(const std::string& model, config::Optimizer optimizer) {
+config::TrainConfig resume_config(config::Model architecture, config::Optimizer optimizer) {
   config::TrainConfig config;
-  config.model = model;
+  config.model = architecture;
   config.optimizer = optimizer;
   config.momentum = optimizer == config::Optimizer::kSgd ? 0.9 : 0.0;
   config.lr = optimizer == config::Optimizer::kSgd ? 0.05 : 0.001;
@@ -87,17 +87,17 @@ void check_exact_resume(const config::TrainConfig& config, const GraphPlan& grap
 }
 
 TEST_CASE("resuming mid-epoch is bitwise exact: cnn (dropout RNG), SGD with momentum") {
-  check_exact_resume(resume_config("cnn", config::Optimizer::kSgd));
+  check_exact_resume(resume_config(config::Model::kCnn, config::Optimizer::kSgd));
 }
 
 TEST_CASE("resuming mid-epoch is bitwise exact: mlp, Adam") {
-  check_exact_resume(resume_config("mlp", config::Optimizer::kAdam));
+  check_exact_resume(resume_config(config::Model::kMlp, config::Optimizer::kAdam));
 }
 
 // Graphed steps (run eagerly on the CPU) keep their progress, rate and Adam's step count on the
 // host, as eager steps do: a checkpoint between them resumes exactly too.
 TEST_CASE("resuming graphed steps is bitwise exact: mlp, Adam, onecycle") {
-  config::TrainConfig config = resume_config("mlp", config::Optimizer::kAdam);
+  config::TrainConfig config = resume_config(config::Model::kMlp, config::Optimizer::kAdam);
   config.lr = 0.01;
   config.lr_schedule = config::Schedule::kOneCycle;
   GraphPlan graphs;
@@ -108,7 +108,7 @@ TEST_CASE("resuming graphed steps is bitwise exact: mlp, Adam, onecycle") {
 // The rate of every step follows from the global step alone (Note [Learning-rate schedules]), so
 // a run resumed mid-schedule continues with the same rates.
 TEST_CASE("resuming mid-schedule is bitwise exact: mlp, Adam with its betas, onecycle") {
-  config::TrainConfig config = resume_config("mlp", config::Optimizer::kAdam);
+  config::TrainConfig config = resume_config(config::Model::kMlp, config::Optimizer::kAdam);
   config.lr = 0.01;
   config.adam_beta1 = 0.7;
   config.adam_beta2 = 0.9;
@@ -117,7 +117,7 @@ TEST_CASE("resuming mid-schedule is bitwise exact: mlp, Adam with its betas, one
 }
 
 TEST_CASE("resuming mid-schedule is bitwise exact: linear, SGD, cosine after a warm-up") {
-  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
+  config::TrainConfig config = resume_config(config::Model::kLinear, config::Optimizer::kSgd);
   config.lr_schedule = config::Schedule::kCosine;
   config.warmup_steps = 3;
   check_exact_resume(config);
@@ -133,7 +133,7 @@ MPI_Comm first_ranks(int ranks) {
 
 TEST_CASE("a run with a learning-rate schedule resumes only with the world that wrote it") {
   const distributed::World& world = testing::test_world();
-  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
+  config::TrainConfig config = resume_config(config::Model::kLinear, config::Optimizer::kSgd);
   config.lr_schedule = config::Schedule::kCosine;
   distributed::MpiCommunicator everyone(world.comm());
   const Run first = train_run(config, everyone, nullptr, /*stop_after=*/2);
@@ -152,7 +152,7 @@ TEST_CASE("a run with a learning-rate schedule resumes only with the world that 
 // 24 images a step split over 1, 2, 3 or 4 ranks: 5 steps per epoch of the 97 images on each.
 TEST_CASE("with --global-batch-size a scheduled run resumes on another world, schedule intact") {
   const distributed::World& world = testing::test_world();
-  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
+  config::TrainConfig config = resume_config(config::Model::kLinear, config::Optimizer::kSgd);
   config.lr_schedule = config::Schedule::kOneCycle;
   config.global_batch_size = 24;
   config.batch_size = 24 / world.size();
@@ -172,7 +172,7 @@ TEST_CASE("with --global-batch-size a scheduled run resumes on another world, sc
 at::Tensor sample_counts(int from, int to, std::int64_t steps) {
   const distributed::World& world = testing::test_world();
   distributed::MpiCommunicator everyone(world.comm());
-  config::TrainConfig config = resume_config("linear", config::Optimizer::kSgd);
+  config::TrainConfig config = resume_config(config::Model::kLinear, config::Optimizer::kSgd);
   config.epochs = 1;
   at::Tensor counts = at::zeros({kPaddedTrainSize}, at::kLong);
   const auto count = [&counts](const at::Tensor& indices) {

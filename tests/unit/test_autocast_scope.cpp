@@ -18,7 +18,7 @@ std::string dtype(const at::Tensor& tensor) { return c10::toString(tensor.scalar
 TEST_SUITE("AutocastScope") {
   TEST_CASE("bf16 forward inside the scope, fp32 outside, fp32 weights and gradients") {
     torch::manual_seed(1);
-    const auto net = model::make_model("linear");
+    const auto net = model::make_model(config::Model::kLinear);
     const at::Tensor images = at::randn({4, 1, 28, 28});
     at::Tensor logits;
     CHECK_FALSE(model::autocast_enabled(c10::kCPU));
@@ -45,7 +45,7 @@ TEST_SUITE("AutocastScope") {
   }
 
   TEST_CASE("disabled, it changes nothing") {
-    const auto net = model::make_model("linear");
+    const auto net = model::make_model(config::Model::kLinear);
     const model::AutocastScope scope(c10::kCPU, /*enabled=*/false);
     CHECK(dtype(net->forward(at::randn({2, 1, 28, 28}))) == "Float");
   }

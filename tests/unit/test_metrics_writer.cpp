@@ -1,6 +1,7 @@
 // tests/unit/test_metrics_writer.cpp — MetricsWriter's file: a new run empties it, a resumed run
 // appends after closing a cut-short line, a symbolic link is refused, the mode comes from the
-// umask, and an empty path writes nothing; a graphed window's phases.
+// umask, and an empty path writes nothing; a graphed window's phases; a run refused for another
+// output leaves the file alone.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -12,10 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "report/metrics_writer.hpp"
+#include "report/run_outputs.hpp"
+#include "support/cpu_plan.hpp"
 #include "support/file_modes.hpp"
 #include "support/folder_names.hpp"
 #include "support/idx_writer.hpp"
+#include "support/mirror_communicator.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
@@ -137,6 +142,31 @@ TEST_SUITE("MetricsWriter") {
     const std::string message =
         error_message<UsageError>([&] { write_summary(dir.path(), 1, /*append=*/false); });
     CHECK(contains(message, "--metrics-file '" + dir.path() + "'"));
+  }
+
+  TEST_CASE("metrics: a run whose other output file cannot be written leaves the file alone") {
+    TempDir dir;
+    const std::string path = dir.file("metrics.jsonl");
+    write_summary(path, 5, /*append=*/false);
+    const std::string earlier = read_bytes(path);
+    const std::string unwritable = dir.file("missing/output");
+    MirrorCommunicator comm;
+    const Log log(0, /*all_ranks=*/false);
+    const std::pair<std::string config::TrainConfig::*, const char*> outputs[] = {
+        {&config::TrainConfig::timeline, "--timeline"},
+        {&config::TrainConfig::report, "--report"},
+        {&config::TrainConfig::export_model, "--export-model"}};
+    for (const auto& output : outputs) {
+      const char* option = output.second;
+      CAPTURE(option);
+      config::TrainConfig config;
+      config.metrics_file = path;
+      config.*output.first = unwritable;
+      const std::string message = error_message<UsageError>(
+          [&] { report::RunOutputs(config, cpu_plan(comm), comm, log, /*resumed=*/false); });
+      CHECK(contains(message, std::string(option) + " '" + unwritable + "'"));
+      CHECK(read_bytes(path) == earlier);
+    }
   }
 }
 

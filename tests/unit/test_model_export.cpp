@@ -39,15 +39,17 @@ bool same_state(model::Classifier& a, model::Classifier& b) {
 TEST_SUITE("export_model") {
   TEST_CASE("torch::load into a fresh network restores every parameter bit for bit") {
     TempDir dir;
-    for (const char* name : {"linear", "mlp", "cnn"}) {
+    for (const config::Model architecture :
+         {config::Model::kLinear, config::Model::kMlp, config::Model::kCnn}) {
+      const std::string name = config::to_string(architecture);
       CAPTURE(name);
-      const std::string path = dir.file(std::string(name) + ".pt");
+      const std::string path = dir.file(name + ".pt");
       torch::manual_seed(21);
-      const auto trained = make_model(name);
+      const auto trained = make_model(architecture);
       export_model(*trained, path);
 
       torch::manual_seed(22);
-      auto fresh = make_model(name);
+      auto fresh = make_model(architecture);
       REQUIRE_FALSE(same_state(*trained, *fresh));  // otherwise loading would prove nothing
       torch::load(fresh, path);
       CHECK(same_state(*trained, *fresh));
@@ -64,14 +66,14 @@ TEST_SUITE("export_model") {
     TempDir dir;
     const std::string path = dir.file("model.pt");
     torch::manual_seed(1);
-    const auto first = make_model("linear");
+    const auto first = make_model(config::Model::kLinear);
     export_model(*first, path);
     torch::manual_seed(2);
-    const auto second = make_model("linear");
+    const auto second = make_model(config::Model::kLinear);
     export_model(*second, path);
 
     torch::manual_seed(3);
-    auto loaded = make_model("linear");
+    auto loaded = make_model(config::Model::kLinear);
     torch::load(loaded, path);
     CHECK(same_state(*second, *loaded));
   }
@@ -79,7 +81,7 @@ TEST_SUITE("export_model") {
   TEST_CASE("exporting into a missing folder is an Error naming it") {
     TempDir dir;
     const std::string folder = dir.file("missing");
-    const auto net = make_model("linear");
+    const auto net = make_model(config::Model::kLinear);
     const std::string message =
         error_message<Error>([&] { export_model(*net, folder + "/model.pt"); });
     INFO("message: ", message);

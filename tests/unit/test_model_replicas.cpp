@@ -24,22 +24,23 @@ std::vector<at::Tensor> gradients(model::Classifier& net) {
 }
 
 /// Backward of one model on the whole batch: the reference.
-std::vector<at::Tensor> whole_batch_gradients(const std::string& name, const data::Batch& batch) {
+std::vector<at::Tensor> whole_batch_gradients(config::Model architecture,
+                                              const data::Batch& batch) {
   torch::manual_seed(7);
-  const auto net = model::make_model(name);
+  const auto net = model::make_model(architecture);
   net->eval();  // no dropout: both sides must compute the same function
   at::cross_entropy_loss(net->forward(batch.inputs), batch.targets).backward();
   return gradients(*net);
 }
 
 /// Backward of `replica_count` CPU replicas, gradients gathered into the primary.
-std::vector<at::Tensor> replica_gradients(const std::string& name, const data::Batch& batch,
+std::vector<at::Tensor> replica_gradients(config::Model architecture, const data::Batch& batch,
                                           size_t replica_count, at::Tensor* loss_sum = nullptr) {
   torch::manual_seed(7);
-  const auto primary = model::make_model(name);
+  const auto primary = model::make_model(architecture);
   primary->eval();
   torch::manual_seed(99);  // replicas must take the primary's parameters, not their own
-  ddp::ModelReplicas replicas(*primary, name,
+  ddp::ModelReplicas replicas(*primary, architecture,
                               std::vector<c10::Device>(replica_count, c10::Device(c10::kCPU)));
   std::vector<at::Tensor> losses = replicas.weighted_losses(batch);
   if (loss_sum != nullptr) *loss_sum = at::stack(losses).sum().detach();
@@ -62,13 +63,15 @@ TEST_SUITE("ModelReplicas") {
   TEST_CASE("three replicas give the gradients of one model on the whole batch") {
     torch::manual_seed(1);
     const data::Batch batch = random_batch(10);  // chunks of 4, 4 and 2
-    for (const char* name : {"linear", "cnn"}) {
+    for (const config::Model architecture : {config::Model::kLinear, config::Model::kCnn}) {
+      const std::string name = config::to_string(architecture);
       CAPTURE(name);
       at::Tensor loss_sum;
-      check_close(replica_gradients(name, batch, 3, &loss_sum), whole_batch_gradients(name, batch));
+      check_close(replica_gradients(architecture, batch, 3, &loss_sum),
+                  whole_batch_gradients(architecture, batch));
       // The weighted chunk losses add up to the mean loss of the batch.
       torch::manual_seed(7);
-      const auto net = model::make_model(name);
+      const auto net = model::make_model(architecture);
       net->eval();
       torch::NoGradGuard no_grad;
       CHECK(loss_sum.item<double>() ==
@@ -81,7 +84,8 @@ TEST_SUITE("ModelReplicas") {
   TEST_CASE("a batch smaller than the replica count leaves the extra replicas idle") {
     torch::manual_seed(2);
     const data::Batch batch = random_batch(2);
-    check_close(replica_gradients("linear", batch, 4), whole_batch_gradients("linear", batch));
+    check_close(replica_gradients(config::Model::kLinear, batch, 4),
+                whole_batch_gradients(config::Model::kLinear, batch));
   }
 
   TEST_CASE("the first chunk is the batch divided by the replica count, rounded up") {
@@ -93,8 +97,9 @@ TEST_SUITE("ModelReplicas") {
 
   TEST_CASE("replicas start from the primary's parameters and follow it after a step") {
     torch::manual_seed(3);
-    const auto primary = model::make_model("mlp");
-    ddp::ModelReplicas replicas(*primary, "mlp", {c10::Device(c10::kCPU), c10::Device(c10::kCPU)});
+    const auto primary = model::make_model(config::Model::kMlp);
+    ddp::ModelReplicas replicas(*primary, config::Model::kMlp,
+                                {c10::Device(c10::kCPU), c10::Device(c10::kCPU)});
     // Gradients of the second replica reach the primary, and are zeroed on the replica.
     std::vector<at::Tensor> losses = replicas.weighted_losses(random_batch(8));
     REQUIRE(losses.size() == 2);

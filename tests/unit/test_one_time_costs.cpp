@@ -47,8 +47,9 @@ bool any_contains(const std::vector<std::string>& names, const std::string& part
 TEST_SUITE("pay_one_time_costs") {
   TEST_CASE("it runs the network's forward and backward pass and times them") {
     double seconds = 0;
-    const std::vector<std::string> ops = ops_called_by(
-        [&] { seconds = pay_one_time_costs("cnn", c10::Device(c10::kCPU), 8, false); });
+    const std::vector<std::string> ops = ops_called_by([&] {
+      seconds = pay_one_time_costs(config::Model::kCnn, c10::Device(c10::kCPU), 8, false);
+    });
     CHECK(any_contains(ops, "convolution"));
     CHECK(any_contains(ops, "ConvolutionBackward"));
     CHECK(any_contains(ops, "NllLossBackward"));
@@ -56,8 +57,8 @@ TEST_SUITE("pay_one_time_costs") {
   }
 
   TEST_CASE("under bf16 the forward pass runs in autocast, which ends with it") {
-    const std::vector<std::string> ops =
-        ops_called_by([] { pay_one_time_costs("linear", c10::Device(c10::kCPU), 4, true); });
+    const std::vector<std::string> ops = ops_called_by(
+        [] { pay_one_time_costs(config::Model::kLinear, c10::Device(c10::kCPU), 4, true); });
     CHECK(any_contains(ops, "ToCopyBackward"));  // the bfloat16 logits cast back to float
     CHECK_FALSE(model::autocast_enabled(c10::kCPU));
   }
@@ -67,7 +68,7 @@ TEST_SUITE("pay_one_time_costs") {
     torch::manual_seed(7);
     const at::Tensor expected = at::rand({16});
     torch::manual_seed(7);
-    pay_one_time_costs("cnn", c10::Device(c10::kCPU), 8, false);
+    pay_one_time_costs(config::Model::kCnn, c10::Device(c10::kCPU), 8, false);
     CHECK(at::equal(at::rand({16}), expected));
   }
 }

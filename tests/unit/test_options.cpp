@@ -295,10 +295,10 @@ TEST_SUITE("parse_command") {
     ScopedEnv batch("MNIST_DDP_BATCH_SIZE", "16");
     ScopedEnv lr("MNIST_DDP_LR", "0.2");
     const TrainConfig config = parse({"--config", path.c_str(), "--lr", "0.3"}).config;
-    CHECK(config.model == "mlp");    // file only
-    CHECK(config.epochs == 7);       // file only
-    CHECK(config.batch_size == 16);  // environment over file
-    CHECK(config.lr == 0.3);         // command line over environment and file
+    CHECK(config.model == config::Model::kMlp);  // file only
+    CHECK(config.epochs == 7);                   // file only
+    CHECK(config.batch_size == 16);              // environment over file
+    CHECK(config.lr == 0.3);                     // command line over environment and file
   }
 
   TEST_CASE("unknown options, bad config files and non-numbers are usage errors") {
@@ -364,7 +364,7 @@ TEST_SUITE("parse_command") {
         {{"--lr=-0.5"}, "--lr", "(got -0.5)"},
         {{"--momentum", "1"}, "--momentum", "(got 1)"},
         {{"--weight-decay=-1"}, "--weight-decay", "(got -1)"},
-        {{"--model", "resnet"}, "--model", "(got resnet)"},
+        {{"--model", "resnet"}, "--model must be one of linear, mlp, cnn, fastcnn", "(got resnet)"},
         {{"--optimizer", "rmsprop"}, "--optimizer", "(got rmsprop)"},
         {{"--seed=-1"}, "--seed", "(got -1)"},
         {{"--max-steps=-1"}, "--max-steps", "(got -1)"},

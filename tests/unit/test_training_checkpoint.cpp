@@ -66,7 +66,7 @@ struct Run {
   explicit Run(config::TrainConfig c) : config(std::move(c)) {}
 
   config::TrainConfig config;
-  std::shared_ptr<model::Classifier> model = model::make_model("linear");
+  std::shared_ptr<model::Classifier> model = model::make_model(config::Model::kLinear);
   std::unique_ptr<torch::optim::Optimizer> optimizer =
       train::make_optimizer(config, model->parameters());
   at::Tensor cuda_rng_states;  // a run on the CPU has none
@@ -234,8 +234,8 @@ TEST_CASE("a tensor of the wrong shape or a missing tensor is named") {
     CHECK(checkpoint_error([&] { Run().restore(contents); }) ==
           "'model/fc.weight' has shape [10, 5] in the checkpoint, [10, 784] in the model");
     CHECK(checkpoint_error([&] {
-            auto model = model::make_model("linear");
-            checkpoint::restore_model(loaded(contents), "linear", *model);
+            auto model = model::make_model(config::Model::kLinear);
+            checkpoint::restore_model(loaded(contents), config::Model::kLinear, *model);
           }) == "'model/fc.weight' has shape [10, 5] in the checkpoint, [10, 784] in the model");
   }
   SUBCASE("missing") {
@@ -270,8 +270,8 @@ TEST_CASE("a tensor that the run does not have is refused, naming it") {
       CHECK(checkpoint_error([&] { Run(with_optimizer(optimizer)).restore(contents); }) == refusal);
       if (name.rfind("model/", 0) == 0 || name.rfind("buffer/", 0) == 0) {
         CHECK(checkpoint_error([&] {
-                auto model = model::make_model("linear");
-                checkpoint::restore_model(loaded(contents), "linear", *model);
+                auto model = model::make_model(config::Model::kLinear);
+                checkpoint::restore_model(loaded(contents), config::Model::kLinear, *model);
               }) == refusal);
       }
     }
@@ -285,8 +285,8 @@ TEST_CASE("a model tensor of another element type is refused, not converted") {
   const std::string expected = "'model/fc.bias' is float64 in the checkpoint, float32 in the model";
   CHECK(checkpoint_error([&] { Run().restore(contents); }) == expected);
   CHECK(checkpoint_error([&] {
-          auto model = model::make_model("linear");
-          checkpoint::restore_model(loaded(contents), "linear", *model);
+          auto model = model::make_model(config::Model::kLinear);
+          checkpoint::restore_model(loaded(contents), config::Model::kLinear, *model);
         }) == expected);
 }
 
@@ -436,11 +436,12 @@ TEST_CASE("a refused checkpoint leaves model and optimizer as they were") {
   Run writer;
   CheckpointContents contents = writer.checkpoint();
   tensor_named(contents, "model/fc.bias") = at::zeros({10}, at::kDouble);
-  auto model = model::make_model("linear");
+  auto model = model::make_model(config::Model::kLinear);
   const at::Tensor weight = model->parameters()[0].detach().clone();
-  CHECK(contains(
-      checkpoint_error([&] { checkpoint::restore_model(loaded(contents), "linear", *model); }),
-      "'model/fc.bias' is float64"));
+  CHECK(contains(checkpoint_error([&] {
+                   checkpoint::restore_model(loaded(contents), config::Model::kLinear, *model);
+                 }),
+                 "'model/fc.bias' is float64"));
   CHECK(same_bits(model->parameters()[0], weight));
 }
 
