@@ -151,14 +151,16 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   }
   if (saved)
     distributed::run_agreed(world, "restoring the checkpoint", [&] { trainer.restore(*saved); });
-  // A stop asked for during the start-up ends every rank before anything is trained or written;
-  // the outputs open only now, so that a run that cannot start leaves earlier runs' as they were.
-  std::unique_ptr<report::RunOutputs> outputs;
-  distributed::run_agreed(world, "opening the run's outputs", [&] {
+  // A stop asked for during the start-up ends every rank before anything is trained or written.
+  distributed::run_agreed(world, "starting the training", [] {
     if (train::stop_requested()) {
       throw Error(ExitCode::kPreempted,
                   "stopped by a signal before the first step: nothing was trained or written");
     }
+  });
+  // Only now, so that a run that cannot start leaves the outputs of earlier runs as they were.
+  std::unique_ptr<report::RunOutputs> outputs;
+  distributed::run_agreed(world, "opening the run's outputs", [&] {
     outputs = std::make_unique<report::RunOutputs>(config, plan, comm, log,
                                                    /*resumed=*/saved.has_value());
   });

@@ -126,7 +126,8 @@ StepResult Step::run(const TrainerHooks& hooks) {
 // GPU the read waits for the device, so it is made only every kCudaStopCheckSteps and before
 // other reads (Note [The device's time in the phases]). Ranks that do not communicate read their
 // own request. A loss that is not finite marks the same element with a far larger value, on the
-// device, before the backward: the same read then tells every rank to stop for that (exit 8).
+// device, before the backward: the same read then tells every rank to stop for that (exit 8),
+// and only then does Note [One agreement] run, to find the rank that saw it and let it say so.
 
 void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool communicate,
                             PhaseClock& clock) {

@@ -162,7 +162,6 @@ TEST_SUITE("make_model") {
       CHECK(at::allclose(logits, logits_at_full_level, 1e-4, 1e-5));
     }
   }
-
 }
 
 }  // namespace mnist_ddp::testing
