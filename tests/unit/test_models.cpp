@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <torch/utils.h>
 
+#include "config/train_config.hpp"
 #include "model/classifier.hpp"
 #include "support/force_instruction_set.hpp"
 
