@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 
 #include "common/error.hpp"
+#include "config/train_config.hpp"
 #include "model/classifier.hpp"
 #include "model/model_export.hpp"
 #include "support/idx_writer.hpp"

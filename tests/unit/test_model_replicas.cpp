@@ -6,6 +6,7 @@
 #include <torch/autograd.h>
 #include <torch/utils.h>
 
+#include "config/train_config.hpp"
 #include "ddp/model_replicas.hpp"
 #include "model/classifier.hpp"
 
