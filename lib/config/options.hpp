@@ -64,9 +64,11 @@ template <typename Choice>
 void read(const std::string& text, const std::string& option, Choice& into) {
   const auto names = choice_names(Choice{});
   const auto found = std::find(names.begin(), names.end(), text);
-  std::string rule = "one of";
-  for (std::size_t i = 0; i < names.size(); ++i) rule += (i ? ", " : " ") + std::string(names[i]);
-  if (found == names.end()) refuse(option, rule, text);
+  if (found == names.end()) {
+    std::string rule = "one of";
+    for (std::size_t i = 0; i < names.size(); ++i) rule += (i ? ", " : " ") + std::string(names[i]);
+    refuse(option, rule, text);
+  }
   into = static_cast<Choice>(found - names.begin());
 }
 

@@ -120,7 +120,7 @@ TrainingStream::TrainingStream(c10::Device device, bool captured_steps)
 
 struct GraphedStep::Capture {
   Capture(c10::DeviceIndex index, std::function<void()> after_replay)
-      : device(index), watch_replay(std::move(after_replay)) {
+      : device(index), after_replay(std::move(after_replay)) {
     if (at::cuda::getCurrentCUDAStream(device) == at::cuda::getDefaultCUDAStream(device)) {
       throw Error(ExitCode::kFailure,
                   "GraphedStep on cuda:" + std::to_string(device) +
@@ -203,13 +203,13 @@ struct GraphedStep::Capture {
   void replay() {
     const c10::cuda::CUDAGuard device_guard(device);
     graph->replay();
-    watch_replay();
+    after_replay();
   }
 
   void release() { graph.reset(); }
 
   c10::DeviceIndex device;
-  std::function<void()> watch_replay;
+  std::function<void()> after_replay;
   std::optional<at::cuda::CUDAGraph> graph;
   std::int64_t nodes = 0;  // of the graph, counted at the end of its capture
 };

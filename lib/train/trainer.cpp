@@ -202,15 +202,18 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, double seconds_before,
 }
 
 void Trainer::stop_not_finite(const std::string& what) {
-  // The rank that saw it says so (Note [One agreement]).
-  const bool mine = what.empty() ? !std::isfinite(steps_.last_loss()) : true;
   const std::string where =
       (device_.is_cuda() ? " by step " : " at step ") + std::to_string(progress_.step);
-  const std::string reason =
-      (what.empty() ? "a training loss is not finite" + where + " (" +
-                          std::to_string(steps_.last_loss()) + " on this rank)"
-                    : what + " not finite" + where) +
-      ": training stopped there, and no checkpoint holds these weights; try a lower --lr";
+  bool mine = true;  // the weights are the same everywhere; a loss is this rank's
+  std::string reason = what + " not finite" + where;
+  if (what.empty()) {
+    const double loss = steps_.last_loss();
+    mine = !std::isfinite(loss);
+    reason =
+        "a training loss is not finite" + where + " (" + std::to_string(loss) + " on this rank)";
+  }
+  reason += ": training stopped there, and no checkpoint holds these weights; try a lower --lr";
+  // The rank that saw it says so (Note [One agreement]).
   distributed::Verdict verdict = distributed::agree(
       comm_, mine ? static_cast<int>(ExitCode::kNotFinite) : 0, reason, /*share_reason=*/false);
   if (!verdict.failed()) {  // only the summed flag saw it: every rank's loss reads finite now
