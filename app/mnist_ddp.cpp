@@ -9,6 +9,7 @@
 #include "checkpoint/checkpoint_meta.hpp"
 #include "checkpoint/checkpointer.hpp"
 #include "checkpoint/training_checkpoint.hpp"
+#include "common/blas_core.hpp"
 #include "common/error.hpp"
 #include "common/heap_reuse.hpp"
 #include "common/log.hpp"
@@ -179,7 +180,11 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
 
 }  // namespace
 
+// Before any library initialises: OpenBLAS reads its core then (Note [BLAS core]).
+[[gnu::section(".preinit_array"), gnu::used]] constexpr auto kChooseBlasCore = &choose_blas_core;
+
 int main(int argc, char** argv) {
+  check_blas_core();
   keep_freed_memory_for_reuse();   // a refusal only costs speed
   train::install_stop_handlers();  // before anything slow: a stop during the start-up is agreed
   return distributed::run_program(&argc, &argv, [&](distributed::World& world) {

@@ -29,13 +29,21 @@ namespace {
 constexpr const char* kEnvPrefix = "MNIST_DDP_";
 // MNIST_DDP_* variables that are no option (the testing aids, the scripts', ctest's): no warning
 // names them.
-constexpr std::array kOtherVariables = {"MNIST_DDP_FAULT",        "MNIST_DDP_BIN",
-                                        "MNIST_DDP_LAUNCHER",     "MNIST_DDP_CHECKPOINT_ROOT",
-                                        "MNIST_DDP_MAX_REQUEUES", "MNIST_DDP_SRUN_ARGS",
-                                        "MNIST_DDP_SRUN_WAIT",    "MNIST_DDP_WRAPPER",
-                                        "MNIST_DDP_OFFLINE",      "MNIST_DDP_BASE_MIRROR",
-                                        "MNIST_DDP_DATA",         "MNIST_DDP_SOURCE_DIR",
-                                        "MNIST_DDP_BUILD_DIR",    "MNIST_DDP_REHEARSE_GRAPHS"};
+constexpr std::array kOtherVariables = {"MNIST_DDP_FAULT",
+                                        "MNIST_DDP_BIN",
+                                        "MNIST_DDP_LAUNCHER",
+                                        "MNIST_DDP_CHECKPOINT_ROOT",
+                                        "MNIST_DDP_MAX_REQUEUES",
+                                        "MNIST_DDP_SRUN_ARGS",
+                                        "MNIST_DDP_SRUN_WAIT",
+                                        "MNIST_DDP_WRAPPER",
+                                        "MNIST_DDP_OFFLINE",
+                                        "MNIST_DDP_BASE_MIRROR",
+                                        "MNIST_DDP_DATA",
+                                        "MNIST_DDP_SOURCE_DIR",
+                                        "MNIST_DDP_BUILD_DIR",
+                                        "MNIST_DDP_REHEARSE_GRAPHS",
+                                        "MNIST_DDP_SIMULATE_BLAS_FALLBACK"};
 // --help line width, and the least width left for descriptions.
 constexpr unsigned kHelpWidth = 100;
 constexpr unsigned kHelpDescriptionWidth = 60;

@@ -9,6 +9,8 @@
 #include <mpi.h>
 #include <torch/version.h>
 
+#include "common/blas_core.hpp"
+
 #if MNIST_DDP_HAVE_NCCL
 #include "common/error.hpp"
 #include "distributed/gpu_libraries.hpp"
@@ -106,7 +108,8 @@ std::string loaded_blas() {
   }
   using ConfigFn = const char* (*)();
   if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
-    return std::string(config()) + " (" + where + ")";
+    const std::string core = blas_core_account();
+    return std::string(config()) + " (" + where + ")" + (core.empty() ? "" : "; " + core);
   }
   return where.empty() ? "none found" : where;
 }

@@ -10,7 +10,8 @@ namespace mnist_ddp::report {
 /// {component, version} pairs in a fixed order, for --version and the start banner.
 std::vector<std::pair<std::string, std::string>> component_versions();
 
-/// The BLAS LibTorch's GEMMs run on: OpenBLAS's description if loaded, and the resolved path.
+/// The BLAS LibTorch's GEMMs run on: OpenBLAS's description if loaded, the resolved path, and
+/// which OpenBLAS core runs and why.
 std::string loaded_blas();
 
 }  // namespace mnist_ddp::report

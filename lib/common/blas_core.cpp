@@ -1,0 +1,254 @@
+// lib/common/blas_core.cpp — OpenBLAS's core checked against the CPU's features before it loads.
+#include "common/blas_core.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include <ATen/ATen.h>
+
+namespace mnist_ddp {
+
+// Note [BLAS core]
+// ~~~~~~~~~~~~~~~~
+// OpenBLAS picks its kernels (its "core") from the CPU model when it initialises, before main; a
+// model it does not know gets old SSE3 kernels (Debian 12's 0.3.21 runs Prescott on recent Xeons:
+// 1.4-2x slower training). OPENBLAS_CORETYPE, read only then, names the core instead. So the
+// program's .preinit_array function, which the dynamic loader runs before any library's
+// initialisation, asks OpenBLAS's own detection (gotoblas_dynamic_init) which core it would pick
+// and, where the CPU's features allow kernels of a newer instruction set, installs that core
+// (gotoblas_dynamic_quit, then init again with OPENBLAS_CORETYPE set). OpenBLAS's constructor then
+// keeps the core in place. No process starts twice, so mpirun, srun and containers see nothing.
+// libc sets `environ` only after the preinit functions: this one sets it from its argument, and
+// its changes are gone once libc starts. main then checks the new kernels' products against a
+// float64 reference and goes back to OpenBLAS's choice if they differ. A user's
+// OPENBLAS_CORETYPE is never overridden. Where the symbols are missing (another BLAS, an OpenBLAS
+// built for one core) nothing changes. MNIST_DDP_SIMULATE_BLAS_FALLBACK, a testing aid: =1 takes
+// Prescott as OpenBLAS's choice, =uncorrected also keeps it, =rejected fails the check.
+namespace {
+
+constexpr const char* kCoreVariable = "OPENBLAS_CORETYPE";
+constexpr const char* kSimulateVariable = "MNIST_DDP_SIMULATE_BLAS_FALLBACK";
+constexpr const char* kSimulatedCore = "Prescott";
+// A float GEMM of these sizes runs OpenBLAS's full and edge kernels in microseconds.
+constexpr int64_t kRows = 67;
+constexpr int64_t kInner = 71;
+constexpr int64_t kColumns = 53;
+// float32 rounding over 71 terms of at most 1 stays far below; wrong kernels are off by ~1.
+constexpr double kGemmTolerance = 1e-3;
+
+enum class CoreIsa { kSse, kAvx, kAvx2, kAvx512 };
+
+/// What choose_blas_core decided, read by main: plain storage, as the program's static
+/// constructors run after the preinit functions and would reset anything they construct.
+struct LoadChoice {
+  char from[32];       // OpenBLAS's choice
+  char to[32];         // the core installed instead; empty: none
+  char simulate[16];   // MNIST_DDP_SIMULATE_BLAS_FALLBACK's value
+  char rejected[160];  // why `to` was replaced by `from` again
+  char user_core[32];  // the user's OPENBLAS_CORETYPE
+};
+LoadChoice load_choice;
+
+template <std::size_t N>
+void copy_text(char (&to)[N], const char* from) {
+  std::snprintf(to, N, "%s", from != nullptr ? from : "");
+}
+
+std::string core_key(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+/// The instruction set each OpenBLAS core's kernels use (names of 0.3.21 and later, lower case).
+const std::map<std::string, CoreIsa>& core_isas() {
+  static const std::map<std::string, CoreIsa> isas = {
+      {"unknown", CoreIsa::kSse},
+      {"katmai", CoreIsa::kSse},
+      {"coppermine", CoreIsa::kSse},
+      {"northwood", CoreIsa::kSse},
+      {"prescott", CoreIsa::kSse},
+      {"banias", CoreIsa::kSse},
+      {"atom", CoreIsa::kSse},
+      {"core2", CoreIsa::kSse},
+      {"penryn", CoreIsa::kSse},
+      {"dunnington", CoreIsa::kSse},
+      {"nehalem", CoreIsa::kSse},
+      {"athlon", CoreIsa::kSse},
+      {"opteron", CoreIsa::kSse},
+      {"opteron_sse3", CoreIsa::kSse},
+      {"barcelona", CoreIsa::kSse},
+      {"nano", CoreIsa::kSse},
+      {"bobcat", CoreIsa::kSse},
+      {"sandybridge", CoreIsa::kAvx},
+      {"bulldozer", CoreIsa::kAvx},
+      {"piledriver", CoreIsa::kAvx},
+      {"steamroller", CoreIsa::kAvx},
+      {"haswell", CoreIsa::kAvx2},
+      {"excavator", CoreIsa::kAvx2},
+      {"zen", CoreIsa::kAvx2},
+      {"skylakex", CoreIsa::kAvx512},
+      {"cooperlake", CoreIsa::kAvx512},
+      {"sapphirerapids", CoreIsa::kAvx512},
+  };
+  return isas;
+}
+
+bool has_avx512(const CpuFeatures& f) {
+  return f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl;
+}
+
+std::string simulated_note() {
+  return load_choice.simulate[0] != '\0' ? std::string(" (simulated by ") + kSimulateVariable + ")"
+                                         : "";
+}
+
+/// The running OpenBLAS core's name; "" where no OpenBLAS is loaded.
+std::string running_core() {
+  using CorenameFn = char* (*)();
+  auto corename = reinterpret_cast<CorenameFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = corename != nullptr ? corename() : nullptr;
+  return name != nullptr ? name : "";
+}
+
+}  // namespace
+
+CpuFeatures cpu_features() {
+  CpuFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  // GCC reports AVX and AVX-512 features only where the OS saves their registers (XCR0).
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.fma = __builtin_cpu_supports("fma");
+  f.avx512f = __builtin_cpu_supports("avx512f");
+  f.avx512bw = __builtin_cpu_supports("avx512bw");
+  f.avx512dq = __builtin_cpu_supports("avx512dq");
+  f.avx512vl = __builtin_cpu_supports("avx512vl");
+#endif
+  return f;
+}
+
+std::string better_blas_core(const CpuFeatures& features, const std::string& core) {
+  const auto known = core_isas().find(core_key(core));
+  // A core with AVX2 kernels is OpenBLAS's informed choice (Zen on a Zen 4 with AVX-512, too).
+  if (known == core_isas().end() || known->second >= CoreIsa::kAvx2) return "";
+  if (has_avx512(features)) return "SkylakeX";
+  if (features.avx2 && features.fma) return "Haswell";
+  return "";
+}
+
+std::string switch_blas_core(const std::string& core) {
+  using Fn = void (*)();
+  using CorenameFn = char* (*)();
+  auto init = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+  auto quit = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
+  auto corename = reinterpret_cast<CorenameFn>(dlsym(RTLD_DEFAULT, "gotoblas_corename"));
+  if (init == nullptr || quit == nullptr || corename == nullptr) return "";
+  const char* before = std::getenv(kCoreVariable);
+  const std::string previous = before != nullptr ? before : "";
+  if (core.empty()) {
+    unsetenv(kCoreVariable);
+  } else {
+    setenv(kCoreVariable, core.c_str(), 1);
+  }
+  quit();
+  init();  // reads OPENBLAS_CORETYPE, else detects
+  if (before != nullptr) {
+    setenv(kCoreVariable, previous.c_str(), 1);
+  } else {
+    unsetenv(kCoreVariable);
+  }
+  return corename();
+}
+
+double gemm_error(const at::Tensor& a, const at::Tensor& b, const at::Tensor& product) {
+  // Each term by itself, summed in float64: no BLAS takes part in the reference.
+  const at::Tensor reference =
+      (a.to(at::kDouble).unsqueeze(2) * b.to(at::kDouble).unsqueeze(0)).sum(1);
+  return (product.to(at::kDouble) - reference).abs().max().item<double>();
+}
+
+std::string blas_gemm_disagreement() {
+  const at::Tensor a =
+      at::sin(at::arange(kRows * kInner, at::kFloat) * 0.37).reshape({kRows, kInner});
+  const at::Tensor b =
+      at::cos(at::arange(kInner * kColumns, at::kFloat) * 0.23).reshape({kInner, kColumns});
+  // A layout each: GEMM without transposes, with A transposed, with B transposed.
+  const std::pair<const char*, at::Tensor> products[] = {
+      {"A*B", at::mm(a, b)},
+      {"A^T*B", at::mm(a.t().contiguous().t(), b)},
+      {"A*B^T", at::mm(a, b.t().contiguous().t())},
+  };
+  for (const auto& [name, product] : products) {
+    const double error = gemm_error(a, b, product);
+    if (!(error <= kGemmTolerance)) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "its sgemm %s (%" PRId64 "x%" PRId64 "x%" PRId64
+                    ") differs from a float64 reference by %g",
+                    name, kRows, kInner, kColumns, error);
+      return text;
+    }
+  }
+  return "";
+}
+
+void choose_blas_core(int /*argc*/, char** /*argv*/, char** envp) {
+  environ = envp;
+  const char* user = std::getenv(kCoreVariable);
+  if (user != nullptr && *user != '\0') {
+    copy_text(load_choice.user_core, user);
+    return;
+  }
+  copy_text(load_choice.simulate, std::getenv(kSimulateVariable));
+  const std::string simulate = load_choice.simulate;
+  const std::string choice = switch_blas_core(simulate.empty() ? "" : kSimulatedCore);
+  copy_text(load_choice.from, choice.c_str());
+  const std::string better =
+      simulate == "uncorrected" ? "" : better_blas_core(cpu_features(), choice);
+  if (!better.empty()) copy_text(load_choice.to, switch_blas_core(better).c_str());
+}
+
+void check_blas_core() {
+  if (load_choice.to[0] == '\0') return;
+  std::string disagreement = blas_gemm_disagreement();
+  if (std::strcmp(load_choice.simulate, "rejected") == 0 && disagreement.empty()) {
+    disagreement = "a disagreement was simulated";
+  }
+  if (disagreement.empty()) return;
+  copy_text(load_choice.rejected, disagreement.c_str());
+  switch_blas_core(load_choice.simulate[0] != '\0' ? load_choice.from : "");
+}
+
+std::string blas_core_account() {
+  const std::string core = running_core();
+  if (core.empty()) return "";
+  const LoadChoice& c = load_choice;
+  const std::string running = "core " + core + ": ";
+  if (c.user_core[0] != '\0') {
+    return running + "the user's setting (" + kCoreVariable + "=" + c.user_core + ")";
+  }
+  if (c.rejected[0] != '\0') {
+    return running + "OpenBLAS's choice" + simulated_note() + "; " + c.to + " was rejected, " +
+           c.rejected;
+  }
+  if (c.to[0] != '\0') {
+    return running + "corrected from OpenBLAS's choice " + c.from + simulated_note() +
+           ", as the CPU has " +
+           (has_avx512(cpu_features()) ? "AVX-512F/BW/DQ/VL" : "AVX2 and FMA");
+  }
+  const bool kept = std::strcmp(c.simulate, "uncorrected") == 0;
+  return running + "OpenBLAS's choice" + simulated_note() + (kept ? ", kept as asked" : "");
+}
+
+}  // namespace mnist_ddp
