@@ -24,6 +24,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shlex
 import socket
 import statistics
@@ -308,15 +309,26 @@ def first_line(prefix, text):
 
 
 def machine():
-    """Cores, CPU model and memory, in one phrase."""
+    """Cores, the CPU as /proc/cpuinfo names it, and memory, in one phrase."""
     cpuinfo = open("/proc/cpuinfo").read()
     meminfo = open("/proc/meminfo").read()
     memory = int(first_line("MemTotal:", meminfo).split()[0]) / 2**20
-    return (f"{os.cpu_count()} cores ({first_line('model name', cpuinfo)}), "
-            f"{memory:.0f} GiB, Linux {platform.release()}")
+    family, model = (m.group(1) if m else "?" for m in (
+        re.search(rf"^{key}\s*:\s*(\S+)", cpuinfo, re.M) for key in ("cpu family", "model")))
+    return (f"{os.cpu_count()} cores ({first_line('model name', cpuinfo)}, family {family} model "
+            f"{model}), {memory:.0f} GiB, Linux {platform.release()}")
 
 
-def header_lines(blas, torch_line, peak, repeats, command):
+def provenance(binary):
+    """The commit measured and the BLAS its mnist_ddp runs on, with the core and why."""
+    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                            capture_output=True, text=True, check=False).stdout.strip() or "?"
+    versions = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                              env=MPI_ENV, check=True).stdout
+    return f"Commit: {commit}; BLAS: {first_line('BLAS', versions)}."
+
+
+def header_lines(provenance_line, torch_line, peak, repeats, command):
     """What, where, when and how, above the table."""
     peak_line = ("not measured (no python3-torch)" if peak is None else
                  f"{peak['best_gflops']:.0f} GFLOP/s (float32 square matrices, best of several: "
@@ -324,7 +336,7 @@ def header_lines(blas, torch_line, peak, repeats, command):
     python = (f"bench/python/ddp_tutorial.py on Debian's {torch_line} (DataLoader, per-image "
               "ToTensor + Normalize, DistributedSampler, DDP over gloo)" if torch_line
               else "python3-torch not installed: the Python side was skipped")
-    return [f"Machine: {machine()}; BLAS: {blas}.",
+    return [f"Machine: {machine()}.", provenance_line,
             f"Python: {python}.",
             f"Run: {datetime.date.today().isoformat()}, `{command}`; {repeats} interleaved rounds, "
             f"medians; one epoch, batch {BATCH} per rank, {THREADS} thread per rank, SGD lr 0.01, "
@@ -351,8 +363,6 @@ def main():
     if not os.access(binary, os.X_OK):
         sys.exit(f"{binary} not found: build the program first (scripts/setup.sh)")
 
-    versions = subprocess.run([binary, "--version"], capture_output=True, text=True,
-                              env=MPI_ENV, check=True).stdout
     print(describe_cnn_flops())
     torch_line = python_torch()
     if torch_line is None:
@@ -367,7 +377,7 @@ def main():
     print(f"measured in {time.monotonic() - started:.0f} s")
 
     command = shlex.join(["bench/run_bench.py", *sys.argv[1:]])
-    lines = header_lines(first_line("BLAS", versions), torch_line, peak, args.repeats, command)
+    lines = header_lines(provenance(binary), torch_line, peak, args.repeats, command)
     lines += results_table(results, peak["best_gflops"] if peak else None) + phase_table(results)
     text = "\n".join(lines) + "\n"
     write_atomically(args.out, text)

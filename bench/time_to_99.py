@@ -45,7 +45,7 @@ import tempfile
 
 # run_bench is found beside this script, the first place Python looks for a script's imports.
 from run_bench import GEMM_PEAK, MPI_ENV, PYTHON, ROOT, free_port, gemm_peak, machine, \
-    python_torch, write_atomically
+    provenance, python_torch, write_atomically
 
 DATA = os.path.join(ROOT, "data/mnist")
 TARGET = 0.99
@@ -91,6 +91,7 @@ class Program:
     python: bool = False
     variant: str = "eager"
     bf16: bool = False
+    env: tuple = ()  # (name, value) pairs added to its environment
 
 
 @dataclasses.dataclass
@@ -143,7 +144,8 @@ class Runner:
         if program.bf16:
             argv += ["--precision", "bf16"]
         command = place.command(["mpirun", "-np", "2", *argv])
-        done = subprocess.run(command, env=MPI_ENV, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, env=dict(MPI_ENV, **dict(program.env)), capture_output=True,
+                              text=True, check=False)
         if done.returncode != 0:
             sys.exit(f"failed ({done.returncode}): {shlex.join(command)}\n"
                      f"{done.stdout}{done.stderr}")
@@ -201,12 +203,15 @@ def prepared_root(root):
             subprocess.run(["umount", target], check=False)
 
 
-def programs_of(root, bf16, whole_epoch):
+def programs_of(root, bf16, whole_epoch, fallback):
     """torch 2.x runs channels-last only: Debian 13's oneDNN 3.7.2 gets float32 NCHW convolutions
     of 24 input channels wrong on AVX-512 (bench/README.md), so its eager NCHW twin is no
     benchmark; torch 1.13's is the recipe as written."""
     here, there = Place(), Place(root)
     programs = [Program("mnist_ddp, LibTorch 1.13", here)]
+    if fallback:
+        programs.append(Program("mnist_ddp, LibTorch 1.13, Prescott kept", here,
+                                env=(("MNIST_DDP_SIMULATE_BLAS_FALLBACK", "uncorrected"),)))
     if root:
         programs.append(Program("mnist_ddp, LibTorch 2.x", there))
     programs.append(Program("PyTorch 1.13, eager", here, True))
@@ -330,6 +335,9 @@ def main():
     parser.add_argument("--bf16", action="store_true", help="--precision bf16 programs instead")
     parser.add_argument("--config", default=os.path.join(ROOT, "configs/mnist99-sure.conf"))
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--fallback", action="store_true",
+                        help="also mnist_ddp kept on OpenBLAS's Prescott kernels "
+                             "(MNIST_DDP_SIMULATE_BLAS_FALLBACK=uncorrected), any host")
     parser.add_argument("--whole-epoch", action="store_true",
                         help="final accuracy of the whole recipe, ours against Python")
     parser.add_argument("--out")
@@ -351,7 +359,7 @@ def main():
     results = {}
     with prepared_root(root):
         runner = Runner(args.build, root, args.config)
-        programs = programs_of(root, args.bf16, args.whole_epoch)
+        programs = programs_of(root, args.bf16, args.whole_epoch, args.fallback)
         peak = max(runner.gemm_peak(place) for place in {p.place for p in programs})
         for seed in seeds:
             for program in programs if seed % 2 else programs[::-1]:
@@ -363,7 +371,7 @@ def main():
                      for p in programs}
     command = shlex.join(["bench/time_to_99.py", *sys.argv[1:]])
     recipe = runner.config
-    header = [f"Machine: {machine()}.",
+    header = [f"Machine: {machine()}.", provenance(binary),
               f"Run: {datetime.date.today().isoformat()}, `{command}`; real MNIST (60,000 "
               f"training, 10,000 test images), {recipe} and its Python twin "
               "(bench/python/recipe99.py), 2 ranks x 1 thread each, interleaved per seed."]

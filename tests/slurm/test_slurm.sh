@@ -207,6 +207,19 @@ expect_same_accuracy() {
   fi
 }
 
+# expect_same_blas NAME: the job's BLAS line (which OpenBLAS core runs and why, Note [BLAS core])
+# equals that of plain mpirun on this host.
+expect_same_blas() {
+  local got want
+  got=$(grep -m1 "^# BLAS " "$WORK/$1.out" || true)
+  want=$(grep -m1 "^# BLAS " "$WORK/ref-2.out" || true)
+  if [[ -n $got && $got == "$want" ]]; then
+    pass "$1: the BLAS core as under plain mpirun: ${got##*; }"
+  else
+    fail "$1: BLAS line '$got', plain mpirun's '$want'"
+  fi
+}
+
 # reference NAME RANKS ARG...: the same training under plain mpirun on this host.
 reference() {
   local name=$1 ranks=$2
@@ -438,6 +451,7 @@ fi
 if expect_completed one-node "$id"; then
   expect_layout one-node 2 "1 node" "$(hostname)" "$(hostname)"
   expect_same_accuracy one-node "$WORK/one-node.jsonl" "$WORK/ref-2.jsonl" 2
+  expect_same_blas one-node
   if [[ $(count_lines one-node "GPUs 0,1 on each node") -eq 1 ]]; then
     pass "one-node: the job was given its 2 GPUs (CUDA_VISIBLE_DEVICES=0,1)"
   else
@@ -448,6 +462,7 @@ fi
 if [[ -n $id_installed ]] && expect_completed installed "$id_installed"; then
   if grep -q "^# slurm: srun .* $PREFIX/bin/mnist_ddp " "$WORK/installed.out"; then
     pass "installed: the installed batch script ran the installed mnist_ddp from PATH"
+    expect_same_blas installed
   else
     fail "installed: the batch script did not run $PREFIX/bin/mnist_ddp"
     show_log installed
@@ -477,6 +492,7 @@ id_mpirun=$(MNIST_DDP_LAUNCHER=mpirun submit two-nodes-mpirun --nodes=2 --ntasks
 if expect_completed two-nodes-srun "$id_srun"; then
   expect_layout two-nodes-srun 2 "2 nodes" node1 node2
   expect_same_accuracy two-nodes-srun "$WORK/two-nodes-srun.jsonl" "$WORK/ref-2.jsonl" 2
+  expect_same_blas two-nodes-srun
   if grep -q "^# slurm: srun --mpi=pmix .* --distribution=block /usr/bin/env $MNIST_DDP_BIN " \
     "$WORK/two-nodes-srun.out"; then
     pass "two-nodes-srun: MNIST_DDP_SRUN_ARGS and MNIST_DDP_WRAPPER reached the srun command"
