@@ -23,6 +23,7 @@ LAYERS = [
     ["checkpoint"],
     ["train"],
     ["report"],
+    ["run"],
 ]
 LAYER_OF = {folder: level for level, folders in enumerate(LAYERS) for folder in folders}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"(([^"/]+)/[^"]+)"')
