@@ -112,8 +112,23 @@ def python_torch():
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def blas_core(version_command):
+    """The OpenBLAS core that mnist_ddp runs, from the BLAS line of its --version; None for
+    another BLAS."""
+    out = subprocess.run([*version_command, "--version"], capture_output=True, text=True,
+                         env=MPI_ENV, check=True).stdout
+    match = re.search(r"; core (\w+):", first_line("BLAS", out))
+    return match.group(1) if match else None
+
+
+def on_blas_core(core, argv):
+    """argv run on OpenBLAS core `core` (None: OpenBLAS's own choice)."""
+    return ["env", f"OPENBLAS_CORETYPE={core}", *argv] if core else list(argv)
+
+
 def gemm_peak(command=(PYTHON, GEMM_PEAK)):
-    """One core's float32 GEMM figures (bench/python/gemm_peak.py, run by `command`):
+    """One core's float32 GEMM figures (bench/python/gemm_peak.py, run by `command`; give it
+    mnist_ddp's core with on_blas_core, as Python's OpenBLAS may run a fallback):
     {gflops: {...}, best_gflops}."""
     done = subprocess.run(command, capture_output=True, text=True, env=MPI_ENV, check=True)
     return json.loads(done.stdout.splitlines()[-1])
@@ -369,7 +384,7 @@ def main():
         print("python3-torch not installed: skipping the Python side")
         peak = None
     else:
-        peak = gemm_peak()
+        peak = gemm_peak(on_blas_core(blas_core([binary]), [PYTHON, GEMM_PEAK]))
         print(f"GEMM peak, one core: {peak['best_gflops']:.1f} GFLOP/s {peak['gflops']}")
 
     started = time.monotonic()
