@@ -64,10 +64,28 @@ def fastcnn_macs():
 
 
 def train_flops():
-    """FLOP per training image: 2 per multiply-add, forward and weight gradient for every layer,
-    and the input gradient for all but conv1 (the images need none)."""
+    """Model FLOP per training image, the dense definition (the same for every program): 2 per
+    multiply-add, forward and weight gradient for every layer, and the input gradient for all but
+    conv1 (the images need none)."""
     macs = dict(fastcnn_macs())
     return 2 * (3 * sum(macs.values()) - macs["conv1"])
+
+
+def winners_only():
+    """Whether mnist_ddp's backward of conv1 and conv2 multiplies only through each pooling
+    window's winner here: its AVX-512 kernels, which need AVX-512F."""
+    return " avx512f" in open("/proc/cpuinfo").read()
+
+
+def executed_flops(program):
+    """FLOP per training image that `program` executes: the model's, but for mnist_ddp's
+    winners-only backward, where conv1's weight gradient and conv2's weight and input gradients
+    take a quarter of the dense multiply-adds (Note [Backward through the pooling's winners])."""
+    macs = dict(fastcnn_macs())
+    if program.python or not winners_only():
+        return train_flops()
+    return 2 * (sum(macs.values()) + macs["conv1"] / 4 + 2 * macs["conv2"] / 4
+                + 2 * (macs["fc1"] + macs["fc2"]))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,18 +261,20 @@ def seconds_cell(outcome):
 
 def summary_table(results, programs, seeds, peak):
     lines = ["| program | on | seeds at 99% | median s to 99% | mean s | lowest accuracy | img/s | "
-             "GFLOP/s per core (of peak) | compile s |", "|---|---|---|---|---|---|---|---|---|"]
+             "model GFLOP/s per core | executed GFLOP/s per core (of peak) | compile s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for program, library in programs.items():
         runs = [results[(program, seed)] for seed in seeds]
         reached = [o.seconds for o in runs if o.seconds is not None]
         speed = statistics.mean(o.images_per_sec for o in runs)
-        per_core = speed * train_flops() / 1e9 / 2
+        model = speed * train_flops() / 1e9 / 2
+        per_core = speed * executed_flops(program) / 1e9 / 2
         compile_s = [o.compile_s for o in runs if o.compile_s is not None]
         lines.append(
             f"| {program.label} | {library} | {len(reached)}/{len(runs)} | "
             + (f"{statistics.median(reached):.2f} | {statistics.mean(reached):.2f}" if reached
                else "- | -")
-            + f" | {100 * min(o.accuracy for o in runs):.2f}% | {speed:,.0f} | "
+            + f" | {100 * min(o.accuracy for o in runs):.2f}% | {speed:,.0f} | {model:.1f} | "
             f"{per_core:.1f} ({100 * per_core / peak:.0f}%) | "
             + (f"{statistics.median(compile_s):.0f}" if compile_s else "-") + " |")
     return lines
@@ -387,9 +407,14 @@ def main():
             *header,
             f"Each stops at the first evaluation (every 50 steps) at {100 * TARGET:.0f}%; seconds "
             "are training time to it, evaluations excluded; img/s over the images trained to it.",
-            f"GFLOP/s: {train_flops() / 1e6:.2f} MFLOP per training image (forward MACs {parts};"
-            " x 2 FLOP, x 3 for forward, input and weight gradients, conv1 without an input "
-            f"gradient) over 2 cores, against one core's float32 GEMM peak of {peak:.0f} GFLOP/s "
+            f"Model GFLOP/s: {train_flops() / 1e6:.2f} MFLOP per training image, the dense "
+            f"definition, for every program (forward MACs {parts}; x 2 FLOP, x 3 for forward, "
+            "input and weight gradients, conv1 without an input gradient) over 2 cores. Executed "
+            "GFLOP/s: what each program multiplies; mnist_ddp "
+            + (f"{executed_flops(Program('', Place())) / 1e6:.2f} MFLOP, as its AVX-512 "
+               "backward of conv1 and conv2 multiplies only through each pooling window's winner"
+               if winners_only() else "the model's, without AVX-512")
+            + f"; its share of one core's float32 GEMM peak of {peak:.0f} GFLOP/s "
             "(bench/python/gemm_peak.py on the OpenBLAS core mnist_ddp runs, the best of each "
             "torch's BLAS).", "",
             *summary_table(results, libraries, seeds, peak), "",
