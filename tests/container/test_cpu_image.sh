@@ -111,6 +111,15 @@ if [[ $STATUS -eq 0 ]] && grep -q '^mnist_ddp ' "$WORK/out" && grep -q '^BLAS .*
 else
   fail "mnist_ddp --version in the image: exit $STATUS: $(cat "$WORK/out")"
 fi
+# The OpenBLAS core (Note [BLAS core]) is chosen in the image as on the host, whose OpenBLAS is
+# the same Debian package.
+image_core=$(sed -nE 's/^BLAS .*; (core .*)$/\1/p' "$WORK/out")
+host_core=$("${MNIST_DDP_BIN:?}" --version | sed -nE 's/^BLAS .*; (core .*)$/\1/p')
+if [[ -n $image_core && $image_core == "$host_core" ]]; then
+  pass "the OpenBLAS core in the image as on the host: $image_core"
+else
+  fail "the OpenBLAS core in the image: '$image_core'; on the host: '$host_core'"
+fi
 
 # Real MNIST is in the image, and the default --data-dir finds it; one epoch of the linear model
 # reaches about 90% (89.88% measured at 2 ranks).
