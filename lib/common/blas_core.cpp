@@ -140,7 +140,7 @@ CpuFeatures cpu_features() {
 
 std::string better_blas_core(const CpuFeatures& features, const std::string& core) {
   const auto known = core_isas().find(core_key(core));
-  // A core with AVX2 kernels is OpenBLAS's informed choice (Zen on a Zen 4 with AVX-512, too).
+  // A core with AVX2 kernels is OpenBLAS's informed choice, kept even on a CPU with AVX-512.
   if (known == core_isas().end() || known->second >= CoreIsa::kAvx2) return "";
   if (has_avx512(features)) return "SkylakeX";
   if (features.avx2 && features.fma) return "Haswell";

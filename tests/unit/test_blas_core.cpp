@@ -46,7 +46,7 @@ TEST_CASE("better_blas_core: features x OpenBLAS's core -> the core to run inste
       {avx512(), "avx512", "Unknown", "SkylakeX"},
       {avx512(), "avx512", "Sandybridge", "SkylakeX"},
       {avx512(), "avx512", "Haswell", ""},  // AVX2 kernels: OpenBLAS's informed choice
-      {avx512(), "avx512", "Zen", ""},      // Zen 4 under 0.3.21
+      {avx512(), "avx512", "Zen", ""},      // AVX2 kernels too
       {avx512(), "avx512", "SkylakeX", ""},
       {avx512(), "avx512", "Cooperlake", ""},
       {avx512(), "avx512", "SapphireRapids", ""},
