@@ -77,12 +77,13 @@ def winners_only():
     return " avx512f" in open("/proc/cpuinfo").read()
 
 
-def executed_flops(program):
-    """FLOP per training image that `program` executes: the model's, but for mnist_ddp's
-    winners-only backward, where conv1's weight gradient and conv2's weight and input gradients
-    take a quarter of the dense multiply-adds (Note [Backward through the pooling's winners])."""
+def executed_flops(python):
+    """FLOP per training image that the Python twin (`python`) or mnist_ddp executes: the
+    model's, but for mnist_ddp's winners-only backward, where conv1's weight gradient and conv2's
+    weight and input gradients take a quarter of the dense multiply-adds (Note [Backward through
+    the pooling's winners])."""
     macs = dict(fastcnn_macs())
-    if program.python or not winners_only():
+    if python or not winners_only():
         return train_flops()
     return 2 * (sum(macs.values()) + macs["conv1"] / 4 + 2 * macs["conv2"] / 4
                 + 2 * (macs["fc1"] + macs["fc2"]))
@@ -268,7 +269,7 @@ def summary_table(results, programs, seeds, peak):
         reached = [o.seconds for o in runs if o.seconds is not None]
         speed = statistics.mean(o.images_per_sec for o in runs)
         model = speed * train_flops() / 1e9 / 2
-        per_core = speed * executed_flops(program) / 1e9 / 2
+        per_core = speed * executed_flops(program.python) / 1e9 / 2
         compile_s = [o.compile_s for o in runs if o.compile_s is not None]
         lines.append(
             f"| {program.label} | {library} | {len(reached)}/{len(runs)} | "
@@ -411,7 +412,7 @@ def main():
             f"definition, for every program (forward MACs {parts}; x 2 FLOP, x 3 for forward, "
             "input and weight gradients, conv1 without an input gradient) over 2 cores. Executed "
             "GFLOP/s: what each program multiplies; mnist_ddp "
-            + (f"{executed_flops(Program('', Place())) / 1e6:.2f} MFLOP, as its AVX-512 "
+            + (f"{executed_flops(python=False) / 1e6:.2f} MFLOP, as its AVX-512 "
                "backward of conv1 and conv2 multiplies only through each pooling window's winner"
                if winners_only() else "the model's, without AVX-512")
             + f"; its share of one core's float32 GEMM peak of {peak:.0f} GFLOP/s "

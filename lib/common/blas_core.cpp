@@ -2,16 +2,16 @@
 #include "common/blas_core.hpp"
 
 #include <dlfcn.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
+#include <array>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <utility>
 
 #include <ATen/ATen.h>
@@ -46,8 +46,6 @@ constexpr int64_t kColumns = 53;
 // float32 rounding over 71 terms of at most 1 stays far below; wrong kernels are off by ~1.
 constexpr double kGemmTolerance = 1e-3;
 
-enum class CoreIsa { kSse, kAvx, kAvx2, kAvx512 };
-
 /// What choose_blas_core decided, read by main: plain storage, as the program's static
 /// constructors run after the preinit functions and would reset anything they construct.
 struct LoadChoice {
@@ -64,45 +62,13 @@ void copy_text(char (&to)[N], const char* from) {
   std::snprintf(to, N, "%s", from != nullptr ? from : "");
 }
 
-std::string core_key(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-/// The instruction set each OpenBLAS core's kernels use (names of 0.3.21 and later, lower case).
-const std::map<std::string, CoreIsa>& core_isas() {
-  static const std::map<std::string, CoreIsa> isas = {
-      {"unknown", CoreIsa::kSse},
-      {"katmai", CoreIsa::kSse},
-      {"coppermine", CoreIsa::kSse},
-      {"northwood", CoreIsa::kSse},
-      {"prescott", CoreIsa::kSse},
-      {"banias", CoreIsa::kSse},
-      {"atom", CoreIsa::kSse},
-      {"core2", CoreIsa::kSse},
-      {"penryn", CoreIsa::kSse},
-      {"dunnington", CoreIsa::kSse},
-      {"nehalem", CoreIsa::kSse},
-      {"athlon", CoreIsa::kSse},
-      {"opteron", CoreIsa::kSse},
-      {"opteron_sse3", CoreIsa::kSse},
-      {"barcelona", CoreIsa::kSse},
-      {"nano", CoreIsa::kSse},
-      {"bobcat", CoreIsa::kSse},
-      {"sandybridge", CoreIsa::kAvx},
-      {"bulldozer", CoreIsa::kAvx},
-      {"piledriver", CoreIsa::kAvx},
-      {"steamroller", CoreIsa::kAvx},
-      {"haswell", CoreIsa::kAvx2},
-      {"excavator", CoreIsa::kAvx2},
-      {"zen", CoreIsa::kAvx2},
-      {"skylakex", CoreIsa::kAvx512},
-      {"cooperlake", CoreIsa::kAvx512},
-      {"sapphirerapids", CoreIsa::kAvx512},
-  };
-  return isas;
-}
+/// OpenBLAS's cores whose kernels predate AVX2 (names of 0.3.21 and later, as
+/// openblas_get_corename gives them); any other name, newer or unknown, is OpenBLAS's choice to
+/// keep.
+constexpr std::array kCoresBeforeAvx2 = {
+    "Unknown",   "Katmai", "Coppermine", "Northwood",   "Prescott",  "Banias",     "Atom",
+    "Core2",     "Penryn", "Dunnington", "Nehalem",     "Athlon",    "Opteron",    "Opteron_SSE3",
+    "Barcelona", "Nano",   "Bobcat",     "Sandybridge", "Bulldozer", "Piledriver", "Steamroller"};
 
 bool has_avx512(const CpuFeatures& f) {
   return f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl;
@@ -139,9 +105,9 @@ CpuFeatures cpu_features() {
 }
 
 std::string better_blas_core(const CpuFeatures& features, const std::string& core) {
-  const auto known = core_isas().find(core_key(core));
+  const auto older = [&core](const char* name) { return strcasecmp(name, core.c_str()) == 0; };
   // A core with AVX2 kernels is OpenBLAS's informed choice, kept even on a CPU with AVX-512.
-  if (known == core_isas().end() || known->second >= CoreIsa::kAvx2) return "";
+  if (std::none_of(kCoresBeforeAvx2.begin(), kCoresBeforeAvx2.end(), older)) return "";
   if (has_avx512(features)) return "SkylakeX";
   if (features.avx2 && features.fma) return "Haswell";
   return "";
