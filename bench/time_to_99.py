@@ -13,8 +13,8 @@ evaluation (every 50 steps) at 99%:
   2.x, mnist_ddp built against it in DIR/build) with python3-torch and python3-setuptools: there
   mnist_ddp on LibTorch 2.x and recipe99.py on torch 2.x as --variant channels-last (with fused
   Adam) and --variant compile (compile time apart);
-- with --bf16, instead: mnist_ddp --precision bf16 on each LibTorch and the channels-last twin
-  under bf16 autocast.
+- with --bf16, instead: mnist_ddp in fp32 and with --precision bf16 on each LibTorch, and the
+  channels-last twin under bf16 autocast.
 
 It writes a Markdown table: per program, the seeds that reached 99%, the median and mean training
 seconds to it (evaluations excluded), the lowest accuracy where a run stopped, images/s and the
@@ -242,9 +242,11 @@ def programs_of(root, bf16, whole_epoch, fallback):
     if whole_epoch:
         return [programs[0], next(p for p in programs if p.python)]
     if bf16:
-        programs = [Program("mnist_ddp, LibTorch 1.13, bf16", here, bf16=True)]
+        programs = [Program("mnist_ddp, LibTorch 1.13", here),
+                    Program("mnist_ddp, LibTorch 1.13, bf16", here, bf16=True)]
         if root:
-            programs += [Program("mnist_ddp, LibTorch 2.x, bf16", there, bf16=True),
+            programs += [Program("mnist_ddp, LibTorch 2.x", there),
+                         Program("mnist_ddp, LibTorch 2.x, bf16", there, bf16=True),
                          Program("PyTorch 2.x, channels-last, bf16", there, True,
                                  "channels-last", bf16=True)]
     return programs
@@ -305,6 +307,20 @@ def comparisons(results, programs, seeds):
             if mine is not None:
                 lines.append(f"{ours.label} against the fastest twin, {fastest.label}: "
                              f"{medians[fastest] / mine:.2f}x faster to 99% (medians).")
+    return lines
+
+
+def bf16_speeds(results, programs, seeds):
+    """Each bf16 mnist_ddp's images/s against the float32 run of the same place."""
+    lines = []
+    for ours in (p for p in programs if not p.python and p.bf16):
+        fp32 = next((p for p in programs if not p.python and not p.bf16 and p.place == ours.place),
+                    None)
+        if fp32 is not None:
+            speed = {p: statistics.mean(results[(p, s)].images_per_sec for s in seeds)
+                     for p in (ours, fp32)}
+            lines.append(f"{ours.label}: {speed[ours] / speed[fp32]:.2f}x the images/s of "
+                         f"{fp32.label} (float32).")
     return lines
 
 
@@ -420,7 +436,8 @@ def main():
             "torch's BLAS).", "",
             *summary_table(results, libraries, seeds, peak), "",
             *seeds_table(results, programs, seeds), "",
-            *comparisons(results, programs, seeds), *phase_shares(results, programs, seeds), ""])
+            *comparisons(results, programs, seeds), *bf16_speeds(results, programs, seeds),
+            *phase_shares(results, programs, seeds), ""])
     write_atomically(out, text)
     print(text)
 

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "model/cpu_kernels.hpp"
@@ -30,7 +31,7 @@ namespace {
 // - Input gradient: per window, the channels that share a winner are summed in registers, then
 //   added to that winner's patch once.
 // - Only float32 CPU channels-last maps, kInChannels inputs, a 3x3 kernel (kTaps), stride 1, no
-//   padding, an even output size, AVX-512F, outside autocast; else ATen and pooled_features
+//   padding, an even output size, AVX-512F; else ATen and pooled_features
 //   (conv_pooled_features_path).
 
 /// fastcnn's conv2 inputs: one 16-lane and one 8-lane register per pixel.
@@ -140,6 +141,8 @@ class ConvPooledFeatures : public torch::autograd::Function<ConvPooledFeatures> 
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
                             const at::Tensor& weight, const at::Tensor& bias) {
+    // Note [The fused kernels under bf16]
+    const c10::impl::ExcludeDispatchKeyGuard float32(c10::DispatchKey::AutocastCPU);
     auto [features, winners] = pooled_features_and_winners(at::conv2d(x, weight, bias));
     context->save_for_backward({x, weight, winners});
     return features;

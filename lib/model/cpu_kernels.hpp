@@ -6,7 +6,6 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "model/autocast_scope.hpp"
 #include "model/fast_cnn_layers.hpp"
 
 namespace mnist_ddp::model {
@@ -33,16 +32,24 @@ inline bool is_cpu_float(const at::Tensor& t) {
   return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat;
 }
 
+// Note [The fused kernels under bf16]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Under --precision bf16 the fused kernels still take fastcnn's convolutions, in float32, as
+// autocast leaves the operators it does not list. A bf16 kernel would not pay on the AVX512_BF16
+// CPUs measured: a bf16 dot product (vdpbf16ps) retires half the multiply-adds per second of a
+// float32 FMA there, and ATen's bf16 convolutions run slower than its float32 ones
+// (bench/bf16.md). The fc layers stay autocast's.
+
 /// What computes a fused layer's pass: nothing yet, ATen's operators, or a kernel for a level.
 enum class KernelPath { kNotRun, kAten, kAvx2, kAvx512 };
 
-/// Float32 CPU tensors outside autocast, and a convolution output with even sides of at least 2.
+/// Float32 CPU tensors, and a convolution output with even sides of at least 2; under autocast
+/// too, computing in float32 (Note [The fused kernels under bf16]).
 inline bool fusable(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const auto poolable = [](std::int64_t side) { return side >= 2 && side % 2 == 0; };
   return is_cpu_float(x) && is_cpu_float(weight) && is_cpu_float(bias) && x.dim() == 4 &&
          weight.dim() == 4 && x.size(1) == weight.size(1) && bias.numel() == weight.size(0) &&
-         poolable(x.size(2) - weight.size(2) + 1) && poolable(x.size(3) - weight.size(3) + 1) &&
-         !autocast_enabled(c10::kCPU);
+         poolable(x.size(2) - weight.size(2) + 1) && poolable(x.size(3) - weight.size(3) + 1);
 }
 
 /// The path of input_conv_pool's arguments (Note [The input convolution pools as it goes]).

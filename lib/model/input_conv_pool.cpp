@@ -27,9 +27,8 @@ namespace {
 //   equal patches, which give the weight the same gradient whichever wins.
 // - The weight gradient is summed per image, then over images in order: the same bits at any
 //   thread count.
-// - Only float32 CPU images without gradient, outside autocast, kChannels outputs, an even output
-//   size, AVX2 and FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen
-//   (input_conv_pool_path decides).
+// - Only float32 CPU images without gradient, kChannels outputs, an even output size, AVX2 and
+//   FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen (input_conv_pool_path).
 // - Note [The AVX-512 kernels] take the common shapes where the CPU has AVX-512.
 
 /// fastcnn's conv1: a window's 4 x 24 outputs stay in registers only with a compile-time count.

@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
+#include "model/autocast_scope.hpp"
 #include "model/fast_cnn_layers.hpp"
 #include "support/force_instruction_set.hpp"
 #include "support/intra_op_threads.hpp"
@@ -88,6 +89,28 @@ TEST_SUITE("conv_pooled_features") {
     CHECK(at::equal(one.input_grad, two.input_grad));
     CHECK(at::equal(one.weight_grad, two.weight_grad));
     CHECK(at::equal(one.bias_grad, two.bias_grad));
+  }
+
+  TEST_CASE("under autocast (--precision bf16) the layer still computes in float32") {
+    torch::manual_seed(35);
+    const at::Tensor x = feature_maps(9, 12, 12);
+    const at::Tensor weight = conv2_weight(32);
+    const at::Tensor bias = at::randn({32}) * 0.1;
+    const at::Tensor upstream = at::randn({9, 800});
+    const LayerGrads plain =
+        run_layer(conv_pooled_features, x, weight, bias, upstream, /*input_grad=*/true);
+    const auto under_autocast = [](const at::Tensor& in, const at::Tensor& w, const at::Tensor& b) {
+      const model::AutocastScope bf16(c10::kCPU, /*enabled=*/true);
+      return conv_pooled_features(in, w, b);
+    };
+    const LayerGrads cast =
+        run_layer(under_autocast, x, weight, bias, upstream, /*input_grad=*/true);
+    CHECK(cast.node == plain.node);
+    CHECK(cast.values.dtype() == at::kFloat);
+    CHECK(at::equal(cast.values, plain.values));
+    CHECK(at::equal(cast.input_grad, plain.input_grad));
+    CHECK(at::equal(cast.weight_grad, plain.weight_grad));
+    CHECK(at::equal(cast.bias_grad, plain.bias_grad));
   }
 
   TEST_CASE("inputs the kernel does not take go through ATen, with the same results") {

@@ -6,6 +6,7 @@
 #include <torch/utils.h>
 
 #include "config/train_config.hpp"
+#include "model/autocast_scope.hpp"
 #include "model/classifier.hpp"
 #include "support/force_instruction_set.hpp"
 
@@ -161,6 +162,16 @@ TEST_SUITE("make_model") {
       // Every path computes the same function.
       if (!logits_at_full_level.defined()) logits_at_full_level = logits.detach();
       CHECK(at::allclose(logits, logits_at_full_level, 1e-4, 1e-5));
+      // --precision bf16 takes the same paths (Note [The fused kernels under bf16]).
+      forget_paths();
+      at::Tensor cast_logits;
+      {
+        const model::AutocastScope bf16(c10::kCPU, /*enabled=*/true);
+        cast_logits = net->forward(images);
+      }
+      cast_logits.sum().backward();
+      CHECK(cast_logits.dtype() == at::kBFloat16);
+      CHECK(paths_taken() == expected(level));
     }
   }
 }
