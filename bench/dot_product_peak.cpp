@@ -1,7 +1,7 @@
 // bench/dot_product_peak.cpp — one core's multiply-adds per second: float32 FMA (vfmadd231ps)
 // against the bf16 dot product (vdpbf16ps), 512-bit, with enough independent sums to hide latency.
 //
-//   g++ -O3 -march=native bench/dot_product_peak.cpp -o /tmp/dot_product_peak && /tmp/dot_product_peak
+//   g++ -O3 -march=native bench/dot_product_peak.cpp -o /tmp/peak && /tmp/peak
 #include <immintrin.h>
 
 #include <chrono>
