@@ -36,7 +36,7 @@ inline bool is_cpu_float(const at::Tensor& t) {
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Under --precision bf16 the fused kernels still take fastcnn's convolutions, in float32, as
 // autocast leaves the operators it does not list. A bf16 kernel would not pay on the AVX512_BF16
-// CPUs measured: a bf16 dot product (vdpbf16ps) retires half the multiply-adds per second of a
+// Xeon measured: a bf16 dot product (vdpbf16ps) retires half the multiply-adds per second of a
 // float32 FMA there, and ATen's bf16 convolutions run slower than its float32 ones
 // (bench/bf16.md). The fc layers stay autocast's.
 
