@@ -178,18 +178,20 @@ def run_ours(binary, case, ranks, workdir):
                   summary.get("startup_s"), epoch.get("train_s"), find_phases(epoch))
 
 
-def run_python(case, ranks, workdir):
-    """One epoch of the tutorial script; its figures from rank 0's final JSON line."""
+def run_python(case, ranks, workdir, preloaded):
+    """One epoch of the tutorial script (--preloaded: its batches by index_select); its figures
+    from rank 0's final JSON line."""
     stdout, wall, peak = launch(ranks, [PYTHON, TUTORIAL, "--model", case.model,
                                         "--data-dir", case.data_dir, "--epochs", "1",
                                         "--threads", str(THREADS), "--batch-size", str(BATCH),
-                                        "--master-port", str(free_port())], workdir)
+                                        "--master-port", str(free_port())]
+                                + (["--preloaded"] if preloaded else []), workdir)
     summary = json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])
     return Sample(summary["train_images_per_sec"], peak, wall, summary["test_accuracy"],
                   summary["startup_s"], summary["train_s"], {"data_s": summary["data_s"]})
 
 
-def measure(binary, sides, repeats):
+def measure(binary, sides, repeats, preloaded):
     """{(side, model, ranks): [Sample per round]}, every configuration once per round."""
     results = {}
     with tempfile.TemporaryDirectory() as workdir:
@@ -199,7 +201,7 @@ def measure(binary, sides, repeats):
                 for ranks in RANKS:
                     for side in order:
                         sample = (run_ours(binary, case, ranks, workdir) if side == OURS
-                                  else run_python(case, ranks, workdir))
+                                  else run_python(case, ranks, workdir, preloaded))
                         results.setdefault((side, case.model, ranks), []).append(sample)
                         print(f"round {repeat + 1}: {side:6} {case.model:6} {ranks} rank(s): "
                               f"{sample.images_per_sec:10,.0f} img/s, "
@@ -343,13 +345,16 @@ def provenance(binary):
     return f"Commit: {commit}; BLAS: {first_line('BLAS', versions)}."
 
 
-def header_lines(provenance_line, torch_line, peak, repeats, command):
+def header_lines(provenance_line, torch_line, peak, repeats, command, preloaded):
     """What, where, when and how, above the table."""
     peak_line = ("not measured (no python3-torch)" if peak is None else
                  f"{peak['best_gflops']:.0f} GFLOP/s (float32 square matrices, best of several: "
                  + ", ".join(f"{n}: {g:.0f}" for n, g in peak["gflops"].items()) + ")")
-    python = (f"bench/python/ddp_tutorial.py on Debian's {torch_line} (DataLoader, per-image "
-              "ToTensor + Normalize, DistributedSampler, DDP over gloo)" if torch_line
+    data = ("--preloaded: batches by index_select from the split normalized once, in the "
+            "DistributedSampler's order" if preloaded else
+            "DataLoader, per-image ToTensor + Normalize, DistributedSampler")
+    python = (f"bench/python/ddp_tutorial.py on Debian's {torch_line} ({data}, DDP over gloo)"
+              if torch_line
               else "python3-torch not installed: the Python side was skipped")
     return [f"Machine: {machine()}.", provenance_line,
             f"Python: {python}.",
@@ -373,6 +378,8 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/results.md"))
+    parser.add_argument("--preloaded", action="store_true",
+                        help="the Python side's batches by index_select from one tensor")
     args = parser.parse_args()
     binary = os.path.join(args.build, "mnist_ddp")
     if not os.access(binary, os.X_OK):
@@ -388,11 +395,12 @@ def main():
         print(f"GEMM peak, one core: {peak['best_gflops']:.1f} GFLOP/s {peak['gflops']}")
 
     started = time.monotonic()
-    results = measure(binary, (OURS, PY) if torch_line else (OURS,), args.repeats)
+    results = measure(binary, (OURS, PY) if torch_line else (OURS,), args.repeats, args.preloaded)
     print(f"measured in {time.monotonic() - started:.0f} s")
 
     command = shlex.join(["bench/run_bench.py", *sys.argv[1:]])
-    lines = header_lines(provenance(binary), torch_line, peak, args.repeats, command)
+    lines = header_lines(provenance(binary), torch_line, peak, args.repeats, command,
+                         args.preloaded)
     lines += results_table(results, peak["best_gflops"] if peak else None) + phase_table(results)
     text = "\n".join(lines) + "\n"
     write_atomically(args.out, text)

@@ -17,6 +17,10 @@ train_images_per_sec (all ranks; training loop only: first step to end of epoch)
 data_s (rank 0's time waiting for the DataLoader), startup_s (process start to the first training
 step, rank 0), test_accuracy (rank 0 alone evaluates the whole test set, untimed).
 
+With --preloaded it is no longer the tutorial but Python at its plainest: the training split
+normalized once into one tensor before the clock, each batch taken from it by index_select in the
+DistributedSampler's order (as mnist_ddp and recipe99.py take theirs), no DataLoader.
+
 Run it with Debian's interpreter, which has python3-torch: /usr/bin/python3.
 """
 import argparse
@@ -178,6 +182,19 @@ class Mlp(nn.Module):
 MODELS = {"linear": Linear, "mlp": Mlp, "cnn": Cnn}
 
 
+class PreloadedBatches:
+    """The shard's batches from the split normalized once into one tensor, by index_select."""
+
+    def __init__(self, images, labels, sampler, batch_size):
+        self.images = torch.tensor(images).float().div_(255).sub_(MEAN).div_(STD).unsqueeze_(1)
+        self.labels = torch.tensor(labels)
+        self.sampler, self.batch_size = sampler, batch_size
+
+    def __iter__(self):
+        for batch in torch.tensor(list(self.sampler)).split(self.batch_size):
+            yield self.images.index_select(0, batch), self.labels.index_select(0, batch)
+
+
 def world_from_environment():
     """(rank, world size) from Open MPI's variables, else torchrun's, else a single process."""
     for rank_name, size_name in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
@@ -230,6 +247,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--transform", choices=("auto", "torchvision", "numpy"), default="auto",
                         help="per-image ToTensor + Normalize: torchvision's or hand-written")
+    parser.add_argument("--preloaded", action="store_true",
+                        help="batches by index_select from the split normalized once")
     parser.add_argument("--master-port", default=os.environ.get("MASTER_PORT", "29500"))
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cuda: each rank on GPU local rank %% visible GPUs, DDP over NCCL")
@@ -249,9 +268,11 @@ def main():
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank,
                             world_size=world)
 
-    train_set = IdxMnist(*load_split(args.data_dir, "train"), args.transform)
+    train_split = load_split(args.data_dir, "train")
+    train_set = IdxMnist(*train_split, args.transform)
     sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, seed=args.seed)
-    loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
+    loader = (PreloadedBatches(*train_split, sampler, args.batch_size) if args.preloaded
+              else DataLoader(train_set, batch_size=args.batch_size, sampler=sampler))
     model = DistributedDataParallel(MODELS[args.model]().to(device),
                                     device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
@@ -272,7 +293,8 @@ def main():
                           "train_s": train_s, "data_s": data_s, "startup_s": startup_s,
                           "test_accuracy": accuracy, "images": images, "world_size": world,
                           "model": args.model, "threads": args.threads, "device": str(device),
-                          "per_image_transform": "torchvision" if train_set.pil else "numpy"}),
+                          "per_image_transform": "none (preloaded)" if args.preloaded
+                          else "torchvision" if train_set.pil else "numpy"}),
               flush=True)
     dist.destroy_process_group()
 
