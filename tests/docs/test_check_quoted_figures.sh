@@ -10,6 +10,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHECK=$ROOT/scripts/check_quoted_figures.py
 DOCS=(README.md bench/README.md bench/results.md bench/time_to_99.md bench/final_accuracy.md
   bench/blas_core.md bench/time_to_99_xeon.md bench/rank_balance.md bench/bf16.md
+  bench/results_preloaded.md
   bench/gpu/h200-graph-bench.md
   bench/gpu/h200-summary.md)
 
