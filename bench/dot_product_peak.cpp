@@ -37,7 +37,6 @@ template <typename Step>
   __asm__ volatile("" : "+v"(a), "+v"(b));  // not constants the compiler could fold
   return time_rounds([&](__m512 s) { return _mm512_fmadd_ps(a, b, s); }, keep);
 }
-
 #endif
 #ifdef __AVX512BF16__
 [[gnu::noinline]] double bf16_seconds(float* keep) {

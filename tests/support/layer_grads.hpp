@@ -1,5 +1,5 @@
-// tests/support/layer_grads.hpp — provides: LayerGrads, run_layer, check_close: a layer's values
-// and gradients, and their check against a reference.
+// tests/support/layer_grads.hpp — provides: LayerGrads, run_layer, check_close,
+// check_same_gradients: a layer's values and gradients, and their checks against another run.
 #pragma once
 
 #include <string>
@@ -38,6 +38,14 @@ inline void check_close(const LayerGrads& ours, const LayerGrads& exact) {
   if (ours.input_grad.defined()) CHECK(close(ours.input_grad, exact.input_grad, 1e-5));
   CHECK(close(ours.weight_grad, exact.weight_grad, 1e-4));
   CHECK(close(ours.bias_grad, exact.bias_grad, 1e-4));
+}
+
+/// Checks that `a` and `b` have the same gradients bit for bit: the input's (where `a` has one),
+/// the weight's and the bias's.
+inline void check_same_gradients(const LayerGrads& a, const LayerGrads& b) {
+  if (a.input_grad.defined()) CHECK(at::equal(a.input_grad, b.input_grad));
+  CHECK(at::equal(a.weight_grad, b.weight_grad));
+  CHECK(at::equal(a.bias_grad, b.bias_grad));
 }
 
 }  // namespace mnist_ddp::testing
