@@ -141,14 +141,18 @@ class Verdicts(unittest.TestCase):
         self.fails("verdict []", "bench", self.bench_log(verdict="# done"), *args)
 
     def test_device_rates(self):
-        def metrics(name, window_rate=1000.0, phases=None, total=None):
+        def metrics(name, window_rates=(1000.0,), epoch_rate=1000.0, phases=None, total=None):
             phases = phases or {"launch_s": 0.1, "device_s": 0.2, "comm_wait_s": 0.0}
-            return self.file(name, [
-                {"event": "step", "epoch": 1, "images_per_sec": window_rate, "phases": phases},
-                {"event": "epoch", "epoch": 1, "images_per_sec": 1000.0},
+            windows = [{"event": "step", "epoch": 1, "steps": 5, "images_per_sec": rate,
+                        "phases": phases} for rate in window_rates]
+            return self.file(name, windows + [
+                {"event": "epoch", "epoch": 1, "images_per_sec": epoch_rate},
                 summary(phases_rank0=total or phases)])
         self.passes("device-rates", metrics("good.jsonl"))
-        self.fails("claim 3.0 times", "device-rates", metrics("fast.jsonl", window_rate=3000))
+        self.fails("claim 3.0 times", "device-rates", metrics("fast.jsonl", window_rates=[3000]))
+        # One window of four stalled ten times over: the epoch's rate is the windows' together.
+        self.passes("device-rates", metrics("stalled.jsonl", window_rates=[1000] * 3 + [100],
+                                            epoch_rate=4 / (3 / 1000 + 1 / 100)))
         self.fails("no launch_s and device_s", "device-rates",
                    metrics("eager.jsonl", phases={"forward_s": 0.1, "comm_wait_s": 0.1}))
         self.fails("not beyond its comm wait", "device-rates", metrics(
