@@ -2,6 +2,7 @@
 #include "ddp/gradient_reducer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>
@@ -98,6 +99,10 @@ void GradientReducer::request_stop(bool stop_requested) {
 }
 
 void GradientReducer::stop_if_not_finite(const at::Tensor& loss) {
+  if (loss.is_cpu()) {  // a CPU value is read at once: one read, not six kernels
+    if (!std::isfinite(loss.item<double>())) stop_flag_.fill_(kNotFiniteFlag);
+    return;
+  }
   stop_flag_.copy_(at::maximum(
       stop_flag_, at::logical_not(at::isfinite(loss).all()).to(at::kFloat) * kNotFiniteFlag));
 }

@@ -38,8 +38,8 @@ class GradientReducer {
   /// Rides this rank's stop request on the next step's gradients (Note [Stop agreement]). Call
   /// before each communicating backward, outside a capture (Note [The step as one CUDA graph]).
   void request_stop(bool stop_requested);
-  /// Marks the stop flag when `loss` holds a value that is not finite, on the device, with no
-  /// wait: every rank then stops (Note [Stop agreement]). Before the step's backward.
+  /// Marks the stop flag when `loss` holds a value that is not finite (on a GPU on the device,
+  /// with no wait): every rank then stops (Note [Stop agreement]). Before the step's backward.
   void stop_if_not_finite(const at::Tensor& loss);
 
   /// Before each backward; `communicate` on the last one of the step (others act like no_sync).

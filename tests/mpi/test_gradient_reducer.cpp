@@ -349,6 +349,26 @@ TEST_CASE("a loss that is not finite on one rank stops every rank, told apart fr
   }
 }
 
+TEST_CASE("on a GPU a loss that is not finite marks the stop flag on the device" *
+          doctest::test_suite("gpu")) {
+  // The CPU reads its loss at once; a GPU's check runs as kernels, in a captured step too.
+  distributed::MpiCommunicator alone(MPI_COMM_SELF);
+  const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+  const at::Tensor p = at::zeros({3}, cuda).requires_grad_();
+  GradientReducer reducer(alone, {p}, /*bucket_mb=*/25, at::kFloat, /*communicates=*/false);
+  for (const double loss : {2.5, double{NAN}, double{INFINITY}}) {
+    CAPTURE(loss);
+    reducer.zero_grad();
+    reducer.request_stop(false);
+    reducer.stop_if_not_finite(at::full({}, loss, cuda));
+    reducer.prepare_backward(/*communicate=*/false);
+    p.sum().backward();
+    reducer.finish();
+    CHECK(reducer.any_rank_stopping() ==
+          (std::isfinite(loss) ? StopReason::kNone : StopReason::kNotFinite));
+  }
+}
+
 TEST_CASE("a world of one rank that communicates does as N ranks do, with the same result") {
   distributed::MpiCommunicator alone(MPI_COMM_SELF);
   const at::Tensor x = at::linspace(-1, 1, 6);
