@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End to end: tests/gpu/multirank.sh rehearsed on the CPU with MPI, 4 and 2 ranks of 20 steps:
+# End to end: tests/gpu/multirank.sh rehearsed on the CPU with MPI, 4 and 2 ranks of 60 steps:
 # the time plan is printed and every check reaches its verdict and passes, the graphed ones on
 # the CPU's stand-in for a replay; the verdicts that run.sh's single-rank checks use read the
 # rehearsal's files too. Then, with a PMPI shim that corrupts one element of every float
@@ -19,7 +19,7 @@ rehearse() {
   shift
   STATUS=0
   env MNIST_DDP_DATA="$FASHION_DIR" MULTIRANK_BACKEND=mpi MULTIRANK_DEVICE=cpu \
-    MULTIRANK_RANKS="4 2" MULTIRANK_STEPS=20 GPU_CHECK_BUILD_DIR="$WORK/$name-build" "$@" \
+    MULTIRANK_RANKS="4 2" MULTIRANK_STEPS=60 GPU_CHECK_BUILD_DIR="$WORK/$name-build" "$@" \
     timeout 300 bash "$MNIST_DDP_SOURCE_DIR/tests/gpu/multirank.sh" --out "$WORK/$name" \
     >"$WORK/out" 2>"$WORK/err" || STATUS=$?
 }
