@@ -99,7 +99,7 @@ void GradientReducer::request_stop(bool stop_requested) {
 }
 
 void GradientReducer::stop_if_not_finite(const at::Tensor& loss) {
-  if (loss.is_cpu()) {  // a CPU value is read at once: one read, not six kernels
+  if (loss.is_cpu()) {  // a CPU value is read at once: one read, not seven operators
     if (!std::isfinite(loss.item<double>())) stop_flag_.fill_(kNotFiniteFlag);
     return;
   }
