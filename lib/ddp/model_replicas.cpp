@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
+#include "model/classification_loss.hpp"
+
 namespace mnist_ddp::ddp {
 namespace {
 
@@ -48,7 +50,7 @@ std::vector<at::Tensor> ModelReplicas::weighted_losses(const data::Batch& batch)
     if (model.is_training() != primary_.is_training()) model.train(primary_.is_training());
     const at::Tensor inputs = batch.inputs.narrow(0, first, count).to(devices_[r]);
     const at::Tensor targets = batch.targets.narrow(0, first, count).to(devices_[r]);
-    const at::Tensor loss = at::cross_entropy_loss(model.forward(inputs).to(at::kFloat), targets);
+    const at::Tensor loss = model::classification_loss(model.forward(inputs), targets);
     losses.push_back(loss * (static_cast<double>(count) / static_cast<double>(total)));
   }
   return losses;

@@ -9,7 +9,7 @@
 
 namespace mnist_ddp::model {
 
-/// Normalized images in, logits out: cross_entropy applies log_softmax, so networks never do.
+/// Normalized images in, logits out: classification_loss applies the softmax, so networks never do.
 class Classifier : public torch::nn::Module {
  public:
   /// (B, 1, 28, 28) float -> (B, 10) logits.

@@ -10,6 +10,7 @@
 
 #include "common/process_clock.hpp"
 #include "model/autocast_scope.hpp"
+#include "model/classification_loss.hpp"
 #include "model/classifier.hpp"
 #include "train/default_generators.hpp"
 
@@ -39,7 +40,7 @@ double pay_one_time_costs(config::Model architecture, c10::Device device, std::i
     at::Tensor loss;
     {
       const model::AutocastScope autocast(device.type(), bf16);
-      loss = at::cross_entropy_loss(network->forward(images).to(at::kFloat), labels);
+      loss = model::classification_loss(network->forward(images), labels);
     }
     torch::autograd::backward({loss});
   }

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "model/autocast_scope.hpp"
+#include "model/classification_loss.hpp"
 
 namespace mnist_ddp::train {
 namespace {
@@ -137,10 +138,9 @@ void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool c
   {
     const model::AutocastScope autocast(device_.type(),
                                         config_.precision == config::Precision::kBf16);
-    // Logits in float32 for the loss, whatever precision the forward ran in.
     losses = replicas_ ? replicas_->weighted_losses(batch)
-                       : std::vector<at::Tensor>{at::cross_entropy_loss(
-                             model_.forward(batch.inputs).to(at::kFloat), batch.targets)};
+                       : std::vector<at::Tensor>{model::classification_loss(
+                             model_.forward(batch.inputs), batch.targets)};
   }
   clock.lap(Phase::kForward);
   reducer_.prepare_backward(communicate);

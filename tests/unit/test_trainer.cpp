@@ -182,7 +182,7 @@ int failure_code(Calls& calls, const config::TrainConfig& config,
 TEST_CASE("loop: a loss that is not finite ends the run, agreed, with no checkpoint after it") {
   config::TrainConfig config = loop_config();
   config.checkpoint_every = 1;
-  config.lr = 1e36;  // step 1's weights are finite, step 2's loss is not
+  config.lr = 1e37;  // step 1's weights are finite, step 2's loss is not
   Calls calls;
   CHECK(failure_code(calls, config) == static_cast<int>(ExitCode::kNotFinite));
   CHECK(calls.checkpoints == std::vector<Checkpoint>{at(CheckpointPoint::kEveryNSteps, 1)});
