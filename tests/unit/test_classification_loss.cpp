@@ -25,7 +25,9 @@ std::pair<at::Tensor, at::Tensor> loss_and_gradient(const at::Tensor& logits,
 
 TEST_CASE("classification_loss: ATen's cross-entropy, in value and gradient, in one pass") {
   torch::manual_seed(3);
-  for (const auto& [batch, offset] : {std::pair{64, 0.0}, std::pair{1, 0.0}, std::pair{64, 1e4}}) {
+  for (const auto& shape : {std::pair{64, 0.0}, std::pair{1, 0.0}, std::pair{64, 1e4}}) {
+    const std::int64_t batch = shape.first;
+    const double offset = shape.second;
     CAPTURE(batch);
     CAPTURE(offset);
     const at::Tensor logits = at::randn({batch, 10}) * 4 + offset;  // large logits: no overflow
