@@ -15,7 +15,6 @@
 #include "config/bench_options.hpp"
 #include "distributed/agreement.hpp"
 #include "distributed/device_plan.hpp"
-#include "distributed/run_program.hpp"
 #include "distributed/session.hpp"
 #include "distributed/world.hpp"
 

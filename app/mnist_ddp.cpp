@@ -8,11 +8,9 @@
 #include "common/heap_reuse.hpp"
 #include "config/options.hpp"
 #include "distributed/agreement.hpp"
-#include "distributed/run_program.hpp"
 #include "distributed/world.hpp"
 #include "report/versions.hpp"
 #include "run/training_run.hpp"
-#include "train/stop_request.hpp"
 
 using namespace mnist_ddp;
 
@@ -21,8 +19,8 @@ using namespace mnist_ddp;
 
 int main(int argc, char** argv) {
   check_blas_core();
-  keep_freed_memory_for_reuse();   // a refusal only costs speed
-  train::install_stop_handlers();  // before anything slow: a stop during the start-up is agreed
+  keep_freed_memory_for_reuse();  // a refusal only costs speed
+  run::install_stop_handlers();   // before anything slow: a stop during the start-up is agreed
   return distributed::run_program(&argc, &argv, [&](distributed::World& world) {
     config::Command command;
     distributed::run_agreed(world, "parsing the options", [&] {

@@ -7,7 +7,6 @@
 #include <ATen/ATen.h>
 #include <zlib.h>
 
-#include "checkpoint/json_read.hpp"
 #include "common/error.hpp"
 
 namespace mnist_ddp::checkpoint {
@@ -18,6 +17,7 @@ constexpr size_t kPreamble = sizeof(kMagic) + 4 + 8;  // magic, version, header 
 constexpr size_t kTrailer = 4;                        // CRC-32 of everything before it
 constexpr size_t kMaxHeaderBytes = 1 << 20;           // a model's header takes a few KB
 constexpr size_t kMaxDims = 8;                        // a model's tensors have at most 4
+constexpr int kMaxJsonDepth = 16;                     // headers and manifests use three levels
 
 const std::map<std::string, at::ScalarType>& known_dtypes() {
   static const std::map<std::string, at::ScalarType> dtypes = {{"float32", at::kFloat},
@@ -25,14 +25,6 @@ const std::map<std::string, at::ScalarType>& known_dtypes() {
                                                                {"int64", at::kLong},
                                                                {"uint8", at::kByte}};
   return dtypes;
-}
-
-std::string dtype_name(at::ScalarType type) {
-  for (const auto& [name, known] : known_dtypes()) {
-    if (known == type) return name;
-  }
-  throw Error(ExitCode::kFailure,
-              std::string("cannot checkpoint a tensor of type ") + c10::toString(type));
 }
 
 template <typename T>
@@ -56,6 +48,39 @@ T get(const std::string& in, size_t at) {
 
 }  // namespace
 
+std::string type_name(at::ScalarType type) {
+  for (const auto& [name, known] : known_dtypes()) {
+    if (known == type) return name;
+  }
+  return c10::toString(type);
+}
+
+nlohmann::json parse_bounded_json(std::string_view text, std::size_t max_bytes,
+                                  const std::string& what) {
+  if (text.size() > max_bytes) {
+    throw CheckpointError(what + ": " + std::to_string(text.size()) + " bytes, over the " +
+                          std::to_string(max_bytes) + " allowed");
+  }
+  bool too_deep = false;
+  // Returning false at the limit discards the deeper values, so none is ever built.
+  const nlohmann::json::parser_callback_t within_depth =
+      [&too_deep](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxJsonDepth) too_deep = true;
+        return !too_deep;
+      };
+  nlohmann::json parsed;
+  try {
+    parsed = nlohmann::json::parse(text, within_depth);
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(what + ": " + e.what());
+  }
+  if (too_deep) {
+    throw CheckpointError(what + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
+                          " levels");
+  }
+  return parsed;
+}
+
 std::uint32_t checksum(std::string_view bytes) {
   return static_cast<std::uint32_t>(
       crc32_z(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
@@ -75,8 +100,12 @@ std::string encode_checkpoint(const CheckpointContents& contents) {
   for (const auto& [name, tensor] : contents.tensors) {
     at::Tensor cpu = tensor.detach().to(at::kCPU).contiguous();
     const std::int64_t bytes = cpu.numel() * static_cast<std::int64_t>(cpu.element_size());
+    const std::string dtype = type_name(cpu.scalar_type());
+    if (!known_dtypes().count(dtype)) {
+      throw Error(ExitCode::kFailure, "cannot checkpoint a tensor of type " + dtype);
+    }
     header["tensors"].push_back({{"name", name},
-                                 {"dtype", dtype_name(cpu.scalar_type())},
+                                 {"dtype", dtype},
                                  {"shape", cpu.sizes().vec()},
                                  {"offset", offset},
                                  {"bytes", bytes}});

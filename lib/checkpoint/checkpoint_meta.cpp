@@ -7,7 +7,6 @@
 
 #include <torch/version.h>
 
-#include "checkpoint/json_read.hpp"
 #include "common/error.hpp"
 
 namespace mnist_ddp::checkpoint {

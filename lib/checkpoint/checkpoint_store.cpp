@@ -14,7 +14,6 @@
 #include <regex>
 
 #include "checkpoint/checkpoint_file.hpp"
-#include "checkpoint/json_read.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 

@@ -8,7 +8,6 @@
 
 #include <ATen/ATen.h>
 
-#include "checkpoint/checkpoint_meta.hpp"
 #include "common/atomic_file.hpp"
 #include "common/process_clock.hpp"
 #include "distributed/agreement.hpp"

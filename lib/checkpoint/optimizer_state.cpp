@@ -10,6 +10,7 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 
+#include "checkpoint/checkpoint_file.hpp"
 #include "common/error.hpp"
 
 namespace mnist_ddp::checkpoint {
@@ -87,21 +88,6 @@ StatePointer adam_state(const std::map<std::string, at::Tensor>& saved, size_t i
 
 OptimizerStateKey optimizer_state_key(const at::Tensor& parameter) {
   return key_of<OptimizerStateKey>(parameter);
-}
-
-std::string type_name(at::ScalarType type) {
-  switch (type) {
-    case at::kFloat:
-      return "float32";
-    case at::kDouble:
-      return "float64";
-    case at::kLong:
-      return "int64";
-    case at::kByte:
-      return "uint8";
-    default:
-      return c10::toString(type);
-  }
 }
 
 void check_fits(const std::string& name, const at::Tensor& saved, const at::Tensor& like) {

@@ -35,9 +35,6 @@ void load_optimizer_state(torch::optim::Optimizer& optimizer,
                           const std::vector<at::Tensor>& parameters,
                           const std::map<std::string, at::Tensor>& saved);
 
-/// The type's name in the checkpoint format ("float32"; Note [Checkpoint format]), else LibTorch's.
-std::string type_name(at::ScalarType type);
-
 /// Throws CheckpointError unless saved tensor `name` has `like`'s shape and type; never converts:
 /// float64 weights for a float32 model are another build's checkpoint.
 void check_fits(const std::string& name, const at::Tensor& saved, const at::Tensor& like);

@@ -87,6 +87,11 @@ std::string running_core() {
   return name != nullptr ? name : "";
 }
 
+/// Sets OPENBLAS_CORETYPE to `value`, or unsets it where `value` is null.
+void set_core_variable(const char* value) {
+  value != nullptr ? setenv(kCoreVariable, value, 1) : unsetenv(kCoreVariable);
+}
+
 }  // namespace
 
 CpuFeatures cpu_features() {
@@ -122,18 +127,10 @@ std::string switch_blas_core(const std::string& core) {
   if (init == nullptr || quit == nullptr || corename == nullptr) return "";
   const char* before = std::getenv(kCoreVariable);
   const std::string previous = before != nullptr ? before : "";
-  if (core.empty()) {
-    unsetenv(kCoreVariable);
-  } else {
-    setenv(kCoreVariable, core.c_str(), 1);
-  }
+  set_core_variable(core.empty() ? nullptr : core.c_str());
   quit();
   init();  // reads OPENBLAS_CORETYPE, else detects
-  if (before != nullptr) {
-    setenv(kCoreVariable, previous.c_str(), 1);
-  } else {
-    unsetenv(kCoreVariable);
-  }
+  set_core_variable(before != nullptr ? previous.c_str() : nullptr);
   return corename();
 }
 

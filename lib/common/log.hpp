@@ -11,8 +11,6 @@ class Log {
   /// Rank 0 always logs; other ranks only with `all_ranks`. Writes to `out` (tests use a file).
   Log(int rank, bool all_ranks, std::FILE* out = stdout);
 
-  bool enabled() const { return enabled_; }
-
   /// Writes one formatted line (the newline is added) and flushes, so Slurm logs stay current.
   void line(const char* format, ...) const __attribute__((format(printf, 2, 3)));
 

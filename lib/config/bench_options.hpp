@@ -19,7 +19,7 @@ struct BenchConfig {
   bool help = false;
 };
 
-/// allreduce_bench's options (bench_options.cpp), in --help order.
+/// allreduce_bench's options (option_table.cpp), in --help order.
 const BasicOptionTable<BenchConfig>& bench_options();
 
 /// Parses the benchmark's command line; throws UsageError naming the bad option and its value.

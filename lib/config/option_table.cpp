@@ -1,4 +1,6 @@
-// lib/config/option_table.cpp — train_options(): every option of mnist_ddp, one entry each.
+// lib/config/option_table.cpp — train_options(), bench_options(): every option of mnist_ddp and
+// of allreduce_bench, one entry each.
+#include "config/bench_options.hpp"
 #include "config/options.hpp"
 
 namespace mnist_ddp::config {
@@ -140,6 +142,27 @@ const OptionTable& train_options() {
       "rank, not only rank 0"),
     option("min-accuracy", &C::min_accuracy, kJob, {unit_closed}, "exit with code 1 when the final "
       "test accuracy (0..1) is below this"),
+    }},
+  };
+  // clang-format on
+  return table;
+}
+
+const BasicOptionTable<BenchConfig>& bench_options() {
+  using B = BenchConfig;
+  // One entry per option, as train_options(); "min-bytes,b" is also -b, as in nccl-tests.
+  // clang-format off
+  static const BasicOptionTable<BenchConfig> table = {
+    {"Sweep", {
+    option("backend", &B::backend, kJob, {}, "the transport: auto (nccl where every rank has a "
+      "GPU and NCCL, else mpi), nccl or mpi"),
+    option("min-bytes,b", &B::min_bytes, kJob, {at_least(4)}, "smallest message in bytes"),
+    option("max-bytes,e", &B::max_bytes, kJob, {}, "largest message in bytes, at least "
+      "--min-bytes"),
+    option("factor,f", &B::factor, kJob, {at_least(2)}, "multiply the size by this between steps"),
+    option("iters,n", &B::iters, kJob, {at_least(1)}, "timed iterations per size"),
+    option("warmup,w", &B::warmup, kJob, {at_least(0)}, "untimed iterations per size before "
+      "timing"),
     }},
   };
   // clang-format on

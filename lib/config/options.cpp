@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -19,7 +21,6 @@
 
 #include "common/error.hpp"
 #include "config/bench_options.hpp"
-#include "config/option_error.hpp"
 
 namespace po = boost::program_options;
 
@@ -47,6 +48,36 @@ constexpr std::array kOtherVariables = {"MNIST_DDP_FAULT",
 // --help line width, and the least width left for descriptions.
 constexpr unsigned kHelpWidth = 100;
 constexpr unsigned kHelpDescriptionWidth = 60;
+
+/// error_with_option_name's protected substitutions, reached through a derived member pointer.
+struct Substitutions : po::error_with_option_name {
+  static std::map<std::string, std::string>& of(po::error_with_option_name& error) {
+    return error.*(&Substitutions::m_substitutions);
+  }
+};
+
+// Note [Boost option error placeholders]: Boost 1.74 replaces %value%, %canonical_option% ...
+// until none is left, so user text holding one (`--lr %value%`) loops forever; such text is
+// shown with each '%' as "%25" (no placeholder name starts with "25").
+/// `error.what()`, but it always returns.
+std::string option_error_text(po::error& error) {
+  if (auto* named = dynamic_cast<po::error_with_option_name*>(&error)) {
+    for (auto& [placeholder, text] : Substitutions::of(*named)) {
+      if (std::count(text.begin(), text.end(), '%') < 2) continue;
+      std::string escaped;
+      for (char c : text) escaped += c == '%' ? std::string("%25") : std::string(1, c);
+      text = escaped;
+    }
+  }
+  return error.what();
+}
+
+/// The whole of `text` as a number, or false.
+bool read_number(std::string_view text, std::int64_t& value) {
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && stop == end && !text.empty();
+}
 
 /// `value` as a number; NaN, which no bound admits, for text.
 double number(const Value& value) {
@@ -315,6 +346,26 @@ void read(const std::string& text, const std::string&, Resume& into) {
   into = text == "never"  ? Resume{}
          : text == "auto" ? Resume{ResumeFrom::kAuto, ""}
                           : Resume{ResumeFrom::kPath, text};
+}
+
+std::string to_string(const StepRange& range) {
+  return std::to_string(range.first) + ":" + std::to_string(range.last);
+}
+
+void read(const std::string& text, const std::string& option, StepRange& into) {
+  const size_t colon = text.find(':');
+  const std::string quoted = "'" + text + "'";
+  StepRange range;
+  if (colon == std::string::npos ||
+      !read_number(std::string_view(text).substr(0, colon), range.first) ||
+      !read_number(std::string_view(text).substr(colon + 1), range.last)) {
+    refuse(option, "FIRST:LAST, two step numbers such as 1:1000", quoted);
+  }
+  if (range.first < 1) refuse(option, "a range that starts at step 1 or later", quoted);
+  if (range.last < range.first) {
+    refuse(option, "a range whose last step is not before its first", quoted);
+  }
+  into = range;
 }
 
 std::vector<std::pair<std::string, std::string>> describe_config(const TrainConfig& config,

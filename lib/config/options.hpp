@@ -59,6 +59,9 @@ const OptionTable& train_options();
 
 std::string to_string(const Resume& resume);  // "never", "auto" or the path
 void read(const std::string& text, const std::string& option, Resume& into);
+std::string to_string(const StepRange& range);  // "FIRST:LAST", as read reads it
+/// Reads "FIRST:LAST" with 1 <= FIRST <= LAST; throws UsageError naming `option` and the text.
+void read(const std::string& text, const std::string& option, StepRange& into);
 /// Reads the choice named `text`, or throws UsageError naming the choices.
 template <typename Choice>
 void read(const std::string& text, const std::string& option, Choice& into) {

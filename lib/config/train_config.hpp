@@ -1,4 +1,5 @@
-// lib/config/train_config.hpp — provides: TrainConfig with its defaults, the choice enums.
+// lib/config/train_config.hpp — provides: TrainConfig with its defaults, the choice enums,
+// Resume, StepRange.
 #pragma once
 
 #include <array>
@@ -8,7 +9,6 @@
 #include <type_traits>
 
 #include "common/networks.hpp"
-#include "config/step_range.hpp"
 
 namespace mnist_ddp::config {
 
@@ -45,6 +45,14 @@ enum class ResumeFrom { kNever, kAuto, kPath };
 struct Resume {
   ResumeFrom from = ResumeFrom::kNever;
   std::string path;  // with kPath: a checkpoint (.mddp) or its manifest (.json)
+};
+
+/// --timeline-steps: inclusive steps FIRST:LAST.
+struct StepRange {
+  std::int64_t first = 1;  // 1-based, as optimizer steps are counted
+  std::int64_t last = 1;
+
+  bool contains(std::int64_t step) const { return first <= step && step <= last; }
 };
 
 /// Every setting, in --help's groups (see option_table.cpp); defaults as PyTorch's DDP tutorial.

@@ -1,10 +1,12 @@
-// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and in-order asynchronous allreduce.
+// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and in-order asynchronous allreduce;
+// one broadcast per tensor, once per run.
 #include "ddp/gradient_reducer.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <ATen/ATen.h>
+#include <torch/autograd.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -17,6 +19,20 @@ namespace {
 constexpr double kNotFiniteFlag = 32768;
 
 }  // namespace
+
+void broadcast_parameters(distributed::Communicator& comm, torch::nn::Module& module,
+                          bool communicate) {
+  if (!communicate) return;
+  torch::NoGradGuard no_grad;  // writing into leaf tensors that require grad
+  const auto broadcast = [&comm](at::Tensor& tensor) {
+    // MPI needs dense row-major memory; channels-last weights travel as a contiguous copy.
+    at::Tensor buffer = tensor.contiguous();
+    comm.broadcast(buffer, /*root=*/0);
+    if (!buffer.is_same(tensor)) tensor.copy_(buffer);
+  };
+  for (at::Tensor tensor : module.parameters()) broadcast(tensor);
+  for (at::Tensor tensor : module.buffers()) broadcast(tensor);
+}
 
 GradientReducer::GradientReducer(distributed::Communicator& comm,
                                  std::vector<at::Tensor> parameters, double bucket_mb,
@@ -57,15 +73,8 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
       p.mutable_grad() =
           bucket.flat.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
-    }
-    if (last) stop_flag_ = bucket.flat.narrow(0, total, 1);
-    buckets_.push_back(std::move(bucket));
-  }
-
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    for (size_t i : buckets_[b].parameters) {
       // A std::shared_ptr in LibTorch 2.6, a c10::intrusive_ptr in 2.14 (pytorch/pytorch#181782).
-      auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
+      auto accumulator = torch::autograd::impl::grad_accumulator(p);
       const std::uintptr_t key =
           accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [this, b, i](const torch::autograd::variable_list& outputs,
@@ -75,6 +84,8 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
               }));
       remove_hooks_.emplace_back([accumulator, key] { accumulator->del_post_hook(key); });
     }
+    if (last) stop_flag_ = bucket.flat.narrow(0, total, 1);
+    buckets_.push_back(std::move(bucket));
   }
 }
 

@@ -1,4 +1,5 @@
-// lib/ddp/gradient_reducer.hpp — provides: GradientReducer, bucketed averaging during backward.
+// lib/ddp/gradient_reducer.hpp — provides: GradientReducer, bucketed averaging during backward;
+// broadcast_parameters (rank 0's state to all).
 #pragma once
 
 #include <chrono>
@@ -8,10 +9,16 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
 
 #include "distributed/communicator.hpp"
 
 namespace mnist_ddp::ddp {
+
+/// Copies rank 0's parameters and buffers to every rank, whatever their seeds; a no-op unless
+/// `communicate` (DevicePlan::communicates).
+void broadcast_parameters(distributed::Communicator& comm, torch::nn::Module& module,
+                          bool communicate);
 
 /// Why the ranks stop after a step.
 enum class StopReason { kNone, kRequested, kNotFinite };

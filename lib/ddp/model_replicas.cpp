@@ -12,12 +12,10 @@ namespace {
 /// Copies `from`'s parameters and buffers into `to`'s (same network, any devices).
 void copy_state(const model::Classifier& from, model::Classifier& to) {
   torch::NoGradGuard no_grad;  // writing into leaf tensors that require grad
-  const std::vector<at::Tensor> source = from.parameters();
-  const std::vector<at::Tensor> target = to.parameters();
-  for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
-  const std::vector<at::Tensor> source_buffers = from.buffers();
-  const std::vector<at::Tensor> target_buffers = to.buffers();
-  for (size_t i = 0; i < source_buffers.size(); ++i) target_buffers[i].copy_(source_buffers[i]);
+  for (const auto& [source, target] :
+       {std::pair(from.parameters(), to.parameters()), std::pair(from.buffers(), to.buffers())}) {
+    for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// lib/distributed/agreement.cpp — one max picks the verdict, one broadcast carries its reason.
+// lib/distributed/agreement.cpp — one max picks the verdict, one broadcast carries its reason;
+// rank 0's options compared on every rank; the World, the program, and the last catch.
 #include "distributed/agreement.hpp"
 
 #include <array>
@@ -7,12 +8,14 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
 #include "common/error.hpp"
-#include "distributed/mpi_check.hpp"
+#include "config/options.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -78,10 +81,6 @@ void print_error(const std::string& label, int code, const std::string& text) {
 
 Verdict agree(MpiWatchdog& watched, int code, const std::string& reason, const std::string& what,
               bool share_reason) {
-  int rank = 0;
-  int size = 1;
-  MDDP_MPI_CHECK(MPI_Comm_rank(watched.comm(), &rank));
-  MDDP_MPI_CHECK(MPI_Comm_size(watched.comm(), &size));
   const auto max_of = [&](std::int64_t mine) {
     const auto values = std::make_shared<std::array<std::int64_t, 2>>();
     (*values)[0] = mine;
@@ -94,7 +93,7 @@ Verdict agree(MpiWatchdog& watched, int code, const std::string& reason, const s
   const auto bytes_of = [&](const std::string& bytes, int root) {
     return mpi_bytes_of(watched, bytes, root, what);
   };
-  return decide(rank, size, code, reason, share_reason, max_of, bytes_of);
+  return decide(watched.rank(), watched.size(), code, reason, share_reason, max_of, bytes_of);
 }
 
 Verdict agree(Communicator& comm, int code, const std::string& reason, bool share_reason) {
@@ -133,9 +132,7 @@ void run_agreed(MpiWatchdog& watched, const std::string& what, const std::functi
   }
   const Verdict verdict =
       agree(watched, code, reason, "the agreement after " + what, /*share_reason=*/false);
-  int rank = 0;
-  MDDP_MPI_CHECK(MPI_Comm_rank(watched.comm(), &rank));
-  if (verdict.failed()) end_agreed(verdict, rank, process_label());
+  if (verdict.failed()) end_agreed(verdict, watched.rank(), process_label());
 }
 
 std::string broadcast_bytes(const World& world, const std::string& bytes, int root) {
@@ -153,10 +150,42 @@ std::string broadcast_bytes(Communicator& comm, const std::string& bytes, int ro
   return std::string(static_cast<const char*>(buffer.data_ptr()), buffer.numel());
 }
 
-int report_error(const std::string& label, const std::exception& error) {
-  const int code = static_cast<int>(exit_code(error));
-  print_error(label, code, error_text(error));
-  return code;
+void check_same_options(const World& world, const config::TrainConfig& config) {
+  std::string mine;
+  for (const auto& [name, value] : config::describe_config(config, config::Scope::kJob)) {
+    mine += name + '\n' + value + '\n';
+  }
+  const std::string rank0 = broadcast_bytes(world, mine);
+  if (rank0 == mine) return;
+  // Both lists come from the same describe_config: the same names in the same order.
+  std::istringstream here(mine);
+  std::istringstream there(rank0);
+  std::string name, value, name0, value0;
+  while (std::getline(here, name) && std::getline(here, value) && std::getline(there, name0) &&
+         std::getline(there, value0)) {
+    if (name == name0 && value == value0) continue;
+    throw UsageError("--" + name + " is " + value + " on this rank but " + value0 +
+                     " on rank 0: every rank must run with the same options (check the "
+                     "MNIST_DDP_* variables and --config files each rank sees)");
+  }
+  throw UsageError(
+      "the options of this rank differ from rank 0's: is the same mnist_ddp running on every "
+      "rank?");
+}
+
+int run_program(int* argc, char*** argv, const std::function<int(World&)>& program) {
+  std::optional<World> world;
+  try {
+    world.emplace(argc, argv);
+    return program(*world);
+  } catch (const AgreedFailure& failure) {
+    return failure.code;  // already reported by the rank that saw it
+  } catch (const std::exception& error) {
+    // Other ranks may be inside a collective this rank will never join: end them all.
+    const int code = static_cast<int>(exit_code(error));
+    print_error(world ? world->label() : process_label(), code, error_text(error));
+    abort_job(code);
+  }
 }
 
 }  // namespace mnist_ddp::distributed

@@ -1,11 +1,12 @@
 // lib/distributed/agreement.hpp — provides: Verdict, agree, run_agreed, broadcast_bytes,
-// report_error.
+// check_same_options, run_program.
 #pragma once
 
 #include <functional>
 #include <stdexcept>
 #include <string>
 
+#include "config/train_config.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/mpi_watchdog.hpp"
 #include "distributed/world.hpp"
@@ -58,8 +59,14 @@ void run_agreed(MpiWatchdog& watched, const std::string& what, const std::functi
 std::string broadcast_bytes(const World& world, const std::string& bytes, int root = 0);
 std::string broadcast_bytes(Communicator& comm, const std::string& bytes, int root = 0);
 
-/// Prints "<program>: error: <label> <what>" (plus a --help hint for usage errors) to stderr and
-/// returns `error`'s exit code.
-int report_error(const std::string& label, const std::exception& error);
+/// Collective: UsageError naming the first option that differs from rank 0's, as nearly every
+/// option shapes the collectives. --data-dir may differ (the data are compared once loaded).
+/// Run it inside run_agreed.
+void check_same_options(const World& world, const config::TrainConfig& config);
+
+/// Starts the World and returns `program`'s exit code, or an AgreedFailure's. Any other error,
+/// the World's start-up included, is reported ("<program>: error: <label> <what>", plus a --help
+/// hint for usage errors) and ends every rank (abort_job).
+int run_program(int* argc, char*** argv, const std::function<int(World&)>& program);
 
 }  // namespace mnist_ddp::distributed

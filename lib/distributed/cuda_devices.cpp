@@ -4,7 +4,6 @@
 #include <array>
 
 #include "common/error.hpp"
-#include "distributed/gpu_check.hpp"
 #include "distributed/gpu_libraries.hpp"
 
 namespace mnist_ddp::distributed {
@@ -51,13 +50,6 @@ CudaDevice cuda_device(int index) {
       cuda_runtime().cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), index));
   device.pci_bus_id = bus_id.data();
   return device;
-}
-
-int device_for_local_rank(int local_rank, int device_count) {
-  MDDP_INTERNAL_ASSERT(local_rank >= 0 && device_count >= 1,
-                       "device_for_local_rank(" + std::to_string(local_rank) + ", " +
-                           std::to_string(device_count) + ")");
-  return local_rank % device_count;
 }
 
 CudaDevice select_device(int index) {

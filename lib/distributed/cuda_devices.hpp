@@ -19,10 +19,6 @@ int cuda_device_count();
 
 CudaDevice cuda_device(int index);
 
-/// local_rank modulo `device_count` (under srun --gpus-per-task=1 each task sees its own as 0).
-/// Ranks that outnumber the devices share one, which NCCL refuses.
-int device_for_local_rank(int local_rank, int device_count);
-
 /// cudaSetDevice for the calling thread.
 CudaDevice select_device(int index);
 

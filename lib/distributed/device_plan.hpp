@@ -1,4 +1,5 @@
-// lib/distributed/device_plan.hpp — provides: RankPlacement, DevicePlan, decide_plan, plan_devices.
+// lib/distributed/device_plan.hpp — provides: RankCapability, probe_capability and its gather
+// (rank_capability.cpp); RankPlacement, DevicePlan, decide_plan, plan_devices.
 #pragma once
 
 #include <string>
@@ -7,10 +8,53 @@
 #include <c10/core/Device.h>
 
 #include "config/device_request.hpp"
-#include "distributed/rank_capability.hpp"
 #include "distributed/world.hpp"
 
 namespace mnist_ddp::distributed {
+
+struct RankCapability {
+  int node = 0;  // World::node_id(): ranks of one node share it
+  int local_rank = 0;
+  std::string host;
+  std::string cuda_missing;  // why this rank cannot use CUDA; "" when it can
+  int visible_gpus = 0;
+  int gpu = -1;             // the GPU it would train on: local rank % visible GPUs; -1 on the CPU
+  std::string gpu_text;     // "cuda:1 (NVIDIA H100, 0000:18:00.0)"
+  std::string gpu_bus_id;   // "0000:18:00.0", or "" where the CUDA runtime is not linked in
+  bool nccl_built = false;  // this rank's binary has the NCCL backend
+  int thread_level = 0;     // what MPI_Init_thread provided
+  std::string nccl_host;    // NCCL_HOSTID where set: NCCL then takes it for the host, not the node
+  bool nccl_shares_gpus = false;  // its NCCL lets ranks of one host share a GPU
+  int threads = 1;                // intra-op: --threads, else the node's cores shared by its ranks
+  int cores = 1;                  // usable_cores()
+};
+
+/// The cores this process may run on: its CPU affinity mask (what mpirun's or srun's binding
+/// left it), or every core the machine has where the mask cannot be read.
+int usable_cores();
+
+/// This process's NCCL_HOSTID, or "" where it is unset (Note [Several NCCL ranks on one GPU]).
+std::string nccl_host_id();
+
+/// Whether NCCL lets ranks of one host share a GPU: NCCL_MULTI_RANK_GPU_ENABLE is "1" (`enable`,
+/// null where unset) and the loaded NCCL (`nccl_version`, 22809 for 2.28.9; 0: none) is 2.30+.
+bool nccl_allows_shared_gpus(const char* enable, int nccl_version);
+/// nccl_allows_shared_gpus for this process's environment and NCCL.
+bool nccl_shares_gpus();
+
+/// This rank's capability. CUDA is not probed for --device cpu, which must not touch it (a broken
+/// driver can hang or abort there). Never throws for what the machine lacks: that is recorded in
+/// cuda_missing.
+RankCapability probe_capability(const World& world, const config::DeviceRequest& request);
+
+/// Collective: every rank's capability, in rank order.
+std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine);
+
+/// "ranks 0 and 2 would share cuda:0 (...) on gpu07: NCCL needs a GPU of its own for each rank
+/// ...", naming the first two ranks that would train on the same GPU of the same host as NCCL
+/// sees it (the node, or NCCL_HOSTID where a rank sets it; the GPU told by PCI bus id, else by
+/// device index), or "" when no two do.
+std::string shared_gpu_reason(const std::vector<RankCapability>& ranks);
 
 /// One row of the layout table.
 struct RankPlacement {

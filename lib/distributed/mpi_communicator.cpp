@@ -9,8 +9,6 @@
 #include <ATen/ATen.h>
 
 #include "common/error.hpp"
-#include "distributed/keep_until_exit.hpp"
-#include "distributed/mpi_check.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -41,24 +39,25 @@ void sum_16_bit(void* in, void* inout, int* count, MPI_Datatype*) {
     b[i] = static_cast<Half>(static_cast<float>(a[i]) + static_cast<float>(b[i]));
 }
 
-/// Created once per process.
-struct SixteenBitSum {
+struct Reduction {
+  int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
 };
 
+/// Its type and op, created once per process.
 template <typename Half>
-SixteenBitSum make_sixteen_bit_sum() {
-  SixteenBitSum sum;
+Reduction make_sixteen_bit_sum() {
+  Reduction sum;
   MDDP_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &sum.type));
   MDDP_MPI_CHECK(MPI_Type_commit(&sum.type));
   MDDP_MPI_CHECK(MPI_Op_create(&sum_16_bit<Half>, /*commute=*/1, &sum.op));
   return sum;
 }
 
-SixteenBitSum sixteen_bit_sum(at::ScalarType dtype) {
-  static const SixteenBitSum bfloat16 = make_sixteen_bit_sum<c10::BFloat16>();
-  static const SixteenBitSum half = make_sixteen_bit_sum<c10::Half>();
+Reduction sixteen_bit_sum(at::ScalarType dtype) {
+  static const Reduction bfloat16 = make_sixteen_bit_sum<c10::BFloat16>();
+  static const Reduction half = make_sixteen_bit_sum<c10::Half>();
   return dtype == at::kBFloat16 ? bfloat16 : half;
 }
 
@@ -117,39 +116,19 @@ int checked_count(const at::Tensor& tensor, const char* collective) {
   return static_cast<int>(tensor.numel());
 }
 
-}  // namespace
-
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, double timeout_seconds)
-    : comm_(comm), watchdog_(comm, timeout_seconds) {
-  MDDP_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
-  MDDP_MPI_CHECK(MPI_Comm_size(comm_, &size_));
-}
-
-namespace {
-
-struct Reduction {
-  int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Op op = MPI_OP_NULL;
-};
-
 Reduction reduction_for(const at::Tensor& tensor, ReduceOp op, const char* collective) {
-  Reduction reduction;
-  reduction.count = checked_count(tensor, collective);
+  const int count = checked_count(tensor, collective);
   const at::ScalarType dtype = tensor.scalar_type();
   MDDP_INTERNAL_ASSERT(dtype != at::kByte, "all_reduce of uint8 tensors would overflow");
   MDDP_INTERNAL_ASSERT(op != ReduceOp::kAverage || tensor.is_floating_point(),
                        "all_reduce average of integers");
   if (dtype == at::kBFloat16 || dtype == at::kHalf) {
     MDDP_INTERNAL_ASSERT(op == ReduceOp::kSum, "16-bit all_reduce supports the sum only");
-    const SixteenBitSum sum = sixteen_bit_sum(dtype);
-    reduction.type = sum.type;
-    reduction.op = sum.op;
-  } else {
-    reduction.type = mpi_type_of(tensor);
-    reduction.op = op == ReduceOp::kMax ? MPI_MAX : MPI_SUM;
+    Reduction sum = sixteen_bit_sum(dtype);
+    sum.count = count;
+    return sum;
   }
-  return reduction;
+  return {count, mpi_type_of(tensor), op == ReduceOp::kMax ? MPI_MAX : MPI_SUM};
 }
 
 }  // namespace
@@ -157,48 +136,49 @@ Reduction reduction_for(const at::Tensor& tensor, ReduceOp op, const char* colle
 void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   const Reduction r = reduction_for(tensor, op, "all_reduce");
   MPI_Request request = MPI_REQUEST_NULL;
-  MDDP_MPI_CHECK(
-      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
+  MDDP_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op,
+                                watchdog_.comm(), &request));
   watchdog_.wait(request, "all_reduce of " + std::to_string(r.count) + " " +
                               c10::toString(tensor.scalar_type()));
   // Note [Gradient averaging]: the sum is complete only once the allreduce has finished, so the
   // division by the world size comes after it.
-  if (op == ReduceOp::kAverage) tensor.div_(size_);
+  if (op == ReduceOp::kAverage) tensor.div_(size());
 }
 
 std::unique_ptr<PendingCollective> MpiCommunicator::all_reduce_async(at::Tensor& tensor,
                                                                      ReduceOp op) {
   const Reduction r = reduction_for(tensor, op, "all_reduce_async");
   MPI_Request request = MPI_REQUEST_NULL;
-  MDDP_MPI_CHECK(
-      MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op, comm_, &request));
+  MDDP_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), r.count, r.type, r.op,
+                                watchdog_.comm(), &request));
   return std::make_unique<MpiPendingCollective>(watchdog_, request, tensor,
-                                                op == ReduceOp::kAverage ? size_ : 1);
+                                                op == ReduceOp::kAverage ? size() : 1);
 }
 
 void MpiCommunicator::broadcast(at::Tensor& tensor, int root) {
   const int count = checked_count(tensor, "broadcast");
   MPI_Request request = MPI_REQUEST_NULL;
-  MDDP_MPI_CHECK(MPI_Ibcast(tensor.data_ptr(), count, mpi_type_of(tensor), root, comm_, &request));
+  MDDP_MPI_CHECK(
+      MPI_Ibcast(tensor.data_ptr(), count, mpi_type_of(tensor), root, watchdog_.comm(), &request));
   watchdog_.wait(request, "broadcast from rank " + std::to_string(root));
 }
 
 at::Tensor MpiCommunicator::all_gather(const at::Tensor& tensor) {
   const int count = checked_count(tensor, "all_gather");
   std::vector<std::int64_t> shape = tensor.sizes().vec();
-  shape.insert(shape.begin(), size_);
+  shape.insert(shape.begin(), size());
   at::Tensor gathered = at::empty(shape, tensor.options());
   const MPI_Datatype type = mpi_type_of(tensor);
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(MPI_Iallgather(tensor.data_ptr(), count, type, gathered.data_ptr(), count, type,
-                                comm_, &request));
+                                watchdog_.comm(), &request));
   watchdog_.wait(request, "all_gather");
   return gathered;
 }
 
 void MpiCommunicator::barrier() {
   MPI_Request request = MPI_REQUEST_NULL;
-  MDDP_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+  MDDP_MPI_CHECK(MPI_Ibarrier(watchdog_.comm(), &request));
   watchdog_.wait(request, "barrier");
 }
 

@@ -15,10 +15,11 @@ class MpiCommunicator final : public Communicator {
   /// Collective. A wait past `timeout_seconds` throws CommError naming the missing ranks
   /// (Note [Stall diagnosis]).
   explicit MpiCommunicator(MPI_Comm comm,
-                           double timeout_seconds = std::numeric_limits<double>::infinity());
+                           double timeout_seconds = std::numeric_limits<double>::infinity())
+      : watchdog_(comm, timeout_seconds) {}
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
+  int rank() const override { return watchdog_.rank(); }
+  int size() const override { return watchdog_.size(); }
   std::string backend() const override { return "mpi"; }
 
   void all_reduce(at::Tensor& tensor, ReduceOp op) override;
@@ -28,10 +29,7 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
 
  private:
-  MPI_Comm comm_;
   MpiWatchdog watchdog_;
-  int rank_ = 0;
-  int size_ = 1;
 };
 
 }  // namespace mnist_ddp::distributed

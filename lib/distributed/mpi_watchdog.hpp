@@ -1,4 +1,5 @@
-// lib/distributed/mpi_watchdog.hpp — provides: MpiWatchdog (names absent ranks), describe_stall.
+// lib/distributed/mpi_watchdog.hpp — provides: MpiWatchdog (names absent ranks), describe_stall,
+// MDDP_MPI_CHECK (a CommError naming call, text and site), keep_until_exit.
 #pragma once
 
 #include <mpi.h>
@@ -13,6 +14,12 @@
 #include "common/error.hpp"
 
 namespace mnist_ddp::distributed {
+
+void check_mpi(int result, const char* expression, const char* file, int line);
+
+/// Keeps `buffer` alive until exit: a late message into an abandoned operation's freed buffer
+/// would corrupt memory.
+void keep_until_exit(std::shared_ptr<const void> buffer);
 
 /// Thrown at a watched wait's timeout: the stalled rank would not join an agreement either.
 struct CommTimeout : CommError {
@@ -35,6 +42,8 @@ class MpiWatchdog {
 
   void set_timeout(double seconds) { timeout_seconds_ = seconds; }
   MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
 
   /// Call when a collective is started on the watched communicator; returns its number.
   std::int64_t started() { return ++started_; }
@@ -77,3 +86,5 @@ std::string describe_stall(int rank, std::int64_t number,
                            const std::vector<std::string>& hosts = {});
 
 }  // namespace mnist_ddp::distributed
+
+#define MDDP_MPI_CHECK(expr) ::mnist_ddp::distributed::check_mpi((expr), #expr, __FILE__, __LINE__)

@@ -2,14 +2,9 @@
 #include "distributed/nccl_communicator.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <functional>
-#include <memory>
 #include <optional>
-#include <type_traits>
-#include <vector>
 
 #include <ATen/ATen.h>
 #if MNIST_DDP_TORCH_CUDA
@@ -18,10 +13,6 @@
 
 #include "common/error.hpp"
 #include "distributed/agreement.hpp"
-#include "distributed/gpu_check.hpp"
-#include "distributed/gpu_libraries.hpp"
-#include "distributed/keep_until_exit.hpp"
-#include "distributed/mpi_check.hpp"
 #include "distributed/poll_wait.hpp"
 
 namespace mnist_ddp::distributed {
@@ -112,9 +103,7 @@ class NcclCommunicator::Pending final : public PendingCollective {
 };
 
 NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_seconds)
-    : device_(device), timeout_seconds_(timeout_seconds) {
-  MDDP_MPI_CHECK(MPI_Comm_rank(mpi.comm(), &rank_));
-  MDDP_MPI_CHECK(MPI_Comm_size(mpi.comm(), &size_));
+    : device_(device), rank_(mpi.rank()), size_(mpi.size()), timeout_seconds_(timeout_seconds) {
   try {
     // Agreed, so no rank waits in the broadcast for one that failed; the id lives on the heap
     // for MpiWatchdog::wait.
@@ -305,13 +294,11 @@ void NcclCommunicator::watch_caller_stream(const std::string& what) {
   watchdog_->watch(std::move(done), what);
 }
 
-bool NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {
+void NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {
   try {
     wait_for(done, "collective (waited for by a destructor)");
-    return true;
   } catch (...) {
     abort_comm();
-    return false;
   }
 }
 

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
-#include <mpi.h>
 #include <nccl.h>
 
 #include <cstdint>
@@ -14,7 +13,7 @@
 #include <vector>
 
 #include "distributed/communicator.hpp"
-#include "distributed/cuda_handles.hpp"
+#include "distributed/gpu_libraries.hpp"
 #include "distributed/mpi_watchdog.hpp"
 #include "distributed/nccl_watchdog.hpp"
 #include "distributed/peer_failure.hpp"
@@ -89,8 +88,8 @@ class NcclCommunicator final : public Communicator {
   void wait_for(cudaEvent_t done, const std::string& what);
   /// Once true, the caller's stream is ordered after `done`; throws as wait_for does.
   bool test(cudaEvent_t done, const std::string& what);
-  /// For destructors: on any failure aborts and returns false.
-  bool wait_quietly(cudaEvent_t done) noexcept;
+  /// For destructors: on any failure aborts.
+  void wait_quietly(cudaEvent_t done) noexcept;
   /// Orders the caller's stream after `done` with no host wait; the watchdog takes the event.
   void hand_over(Event done, std::string what);
   /// CommError once failed; InternalError unless a contiguous CUDA tensor on device_.

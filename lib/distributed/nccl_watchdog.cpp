@@ -3,9 +3,6 @@
 
 #include <cstdio>
 
-#include "common/error.hpp"
-#include "distributed/gpu_check.hpp"
-#include "distributed/gpu_libraries.hpp"
 #include "distributed/world.hpp"
 
 namespace mnist_ddp::distributed {

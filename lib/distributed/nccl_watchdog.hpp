@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "common/error.hpp"
-#include "distributed/cuda_handles.hpp"
+#include "distributed/gpu_libraries.hpp"
 #include "distributed/poll_wait.hpp"
 
 namespace mnist_ddp::distributed {

@@ -1,13 +1,9 @@
 // lib/distributed/peer_failure.cpp — failure announcements as MPI_Isends on a duplicate.
 #include "distributed/peer_failure.hpp"
 
-#include <memory>
-#include <string>
 #include <utility>
-#include <vector>
 
-#include "distributed/keep_until_exit.hpp"
-#include "distributed/mpi_check.hpp"
+#include "distributed/mpi_watchdog.hpp"
 #include "distributed/poll_wait.hpp"
 
 namespace mnist_ddp::distributed {

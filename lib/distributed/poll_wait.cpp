@@ -7,7 +7,10 @@
 #include <thread>
 
 namespace mnist_ddp::distributed {
+namespace {
 
+/// Between polls: spin first (a step's allreduce is done within microseconds), then yield the
+/// core (ranks may outnumber cores), then sleep (a long wait should cost nothing).
 void pause_after(double waited_seconds) {
   if (waited_seconds < 1e-3) return;
   if (waited_seconds < 0.1) {
@@ -16,6 +19,8 @@ void pause_after(double waited_seconds) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
+
+}  // namespace
 
 bool poll_until(const std::function<bool()>& done_yet, double timeout_seconds) {
   const PollClock::time_point start = PollClock::now();

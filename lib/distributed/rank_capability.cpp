@@ -1,5 +1,5 @@
 // lib/distributed/rank_capability.cpp — probing one rank; one MPI_Allgather of fixed-size records.
-#include "distributed/rank_capability.hpp"
+#include "distributed/device_plan.hpp"
 
 #include <ATen/Context.h>
 #include <torch/cuda.h>
@@ -14,7 +14,7 @@
 #include <exception>
 #include <thread>
 
-#include "distributed/mpi_check.hpp"
+#include "distributed/mpi_watchdog.hpp"
 #include "distributed/session.hpp"
 
 #if MNIST_DDP_HAVE_NCCL
@@ -51,6 +51,10 @@ bool nccl_shares_gpus() {
   return nccl_allows_shared_gpus(enable, version);
 }
 
+namespace {
+
+/// Why this process cannot use CUDA ("this LibTorch 1.13.1 was built without CUDA", "no CUDA
+/// device is visible ..."), or "" when it can.
 std::string cuda_unavailable_reason() {
   if (!at::hasCUDA()) {
     return "this LibTorch (" TORCH_VERSION
@@ -68,8 +72,6 @@ std::string cuda_unavailable_reason() {
 #endif
   return reason + "; check nvidia-smi and CUDA_VISIBLE_DEVICES";
 }
-
-namespace {
 
 // The fields that travel, each once: numbers as ints, texts cut to a fixed size.
 constexpr std::array kNumbers = {&RankCapability::node,         &RankCapability::local_rank,

@@ -1,9 +1,8 @@
-// lib/distributed/session.hpp — provides: Session, open_session, make_nccl_communicator.
+// lib/distributed/session.hpp — provides: Session, open_session, nccl_built_in.
 #pragma once
 
 #include <functional>
 #include <memory>
-#include <optional>
 
 #include "config/device_request.hpp"
 #include "distributed/communicator.hpp"
@@ -28,11 +27,5 @@ Session open_session(const World& world, const config::DeviceRequest& request);
 
 /// Whether this build has the NCCL backend (cmake -DMNIST_DDP_NCCL=AUTO|ON found CUDA and NCCL).
 bool nccl_built_in();
-
-/// Collective: every rank joins one NCCL communicator on `device` (else local rank modulo the
-/// visible GPUs). CommError on every rank without NCCL, without a GPU, for two ranks on one GPU
-/// of one NCCL host, or when NCCL cannot start.
-std::unique_ptr<Communicator> make_nccl_communicator(const World& world, double timeout_seconds,
-                                                     std::optional<int> device = std::nullopt);
 
 }  // namespace mnist_ddp::distributed

@@ -26,7 +26,6 @@ class StagingCommunicator final : public Communicator {
   void broadcast(at::Tensor& tensor, int root) override;
   at::Tensor all_gather(const at::Tensor& tensor) override;
   void barrier() override { inner_->barrier(); }
-  Communicator& transport() { return *inner_; }
 
  private:
   bool on_transport(const at::Tensor& tensor) const { return tensor.device() == transport_; }

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "config/train_config.hpp"
-#include "distributed/mpi_check.hpp"
 #include "distributed/mpi_watchdog.hpp"
 
 namespace mnist_ddp::distributed {

@@ -5,10 +5,10 @@
 #include <torch/version.h>
 
 namespace mnist_ddp::model {
-namespace {
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-bool enabled_on(c10::DeviceType device) { return at::autocast::is_autocast_enabled(device); }
+bool autocast_enabled(c10::DeviceType device) { return at::autocast::is_autocast_enabled(device); }
+namespace {
 c10::ScalarType autocast_dtype(c10::DeviceType device) {
   return at::autocast::get_autocast_dtype(device);
 }
@@ -16,10 +16,12 @@ void set_autocast(c10::DeviceType device, bool enabled, c10::ScalarType dtype) {
   at::autocast::set_autocast_enabled(device, enabled);
   at::autocast::set_autocast_dtype(device, dtype);
 }
+}  // namespace
 #else
-bool enabled_on(c10::DeviceType device) {
+bool autocast_enabled(c10::DeviceType device) {
   return device == c10::kCUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
 }
+namespace {
 c10::ScalarType autocast_dtype(c10::DeviceType device) {
   return device == c10::kCUDA ? at::autocast::get_autocast_gpu_dtype()
                               : at::autocast::get_autocast_cpu_dtype();
@@ -33,11 +35,8 @@ void set_autocast(c10::DeviceType device, bool enabled, c10::ScalarType dtype) {
     at::autocast::set_autocast_cpu_dtype(dtype);
   }
 }
-#endif
-
 }  // namespace
-
-bool autocast_enabled(c10::DeviceType device) { return enabled_on(device); }
+#endif
 
 AutocastScope::AutocastScope(c10::DeviceType device, bool enabled)
     : device_(device), enabled_(enabled) {

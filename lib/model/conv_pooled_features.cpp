@@ -11,9 +11,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "model/cpu_kernels.hpp"
-#include "model/intrinsics.hpp"
-#include "model/ordered_sum.hpp"
-#include "model/pool_window.hpp"
 #include "model/pooled_features.hpp"
 
 namespace mnist_ddp::model {

@@ -1,10 +1,22 @@
-// lib/model/cpu_kernels.hpp — provides: the fused CPU kernels' dispatch and their path record.
+// lib/model/cpu_kernels.hpp — provides: the fused CPU kernels' dispatch and their path record,
+// sum_rows_in_order, <immintrin.h> (without GCC 12's warnings about it).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 
-#include <ATen/core/Tensor.h>
+#include <ATen/ATen.h>
+
+// GCC 12's intrinsics read a deliberately undefined register (its bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #include "model/fast_cnn_layers.hpp"
 
@@ -87,5 +99,19 @@ struct LastPaths {
       conv_pooled_features_backward;
 };
 inline LastPaths last_paths;
+
+/// The rows of a contiguous float `rows` (n x m) summed in row order: the same bits whatever the
+/// thread count that filled them.
+inline at::Tensor sum_rows_in_order(const at::Tensor& rows) {
+  // A lambda of its own: GCC vectorizes the loop only with restrict parameters.
+  const auto add_row = [](float* __restrict sum, const float* __restrict row, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) sum[i] += row[i];
+  };
+  at::Tensor total = at::zeros({rows.size(1)}, rows.options());
+  for (std::int64_t r = 0; r < rows.size(0); ++r) {
+    add_row(total.data_ptr<float>(), rows.data_ptr<float>() + r * rows.size(1), rows.size(1));
+  }
+  return total;
+}
 
 }  // namespace mnist_ddp::model

@@ -9,9 +9,6 @@
 
 #include "model/channels_last.hpp"
 #include "model/cpu_kernels.hpp"
-#include "model/intrinsics.hpp"
-#include "model/ordered_sum.hpp"
-#include "model/pool_window.hpp"
 #include "model/pooled_features.hpp"
 
 namespace mnist_ddp::model {

@@ -1,17 +1,30 @@
-// lib/report/banner.hpp — provides: the start banner and result tables, '#'-prefixed for parsers.
+// lib/report/banner.hpp — provides: RankStats; the start banner and result tables, '#'-prefixed.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "common/log.hpp"
 #include "config/train_config.hpp"
 #include "distributed/device_plan.hpp"
 #include "report/accuracy_milestones.hpp"
-#include "report/rank_stats.hpp"
-#include "train/graph_plan.hpp"
+#include "train/graphed_step.hpp"
 #include "train/train_reports.hpp"
 
 namespace mnist_ddp::report {
+
+/// One rank's run, as gathered for the rank table.
+struct RankStats {
+  int rank = 0;
+  std::int64_t steps = 0;   // optimizer steps trained by this process
+  std::int64_t images = 0;  // images trained by this rank
+  train::PhaseTimes phases;
+  double peak_rss_mib = 0;  // the process's peak resident memory
+
+  double images_per_sec() const { return images / std::max(phases.total(), 1e-12); }
+  double step_seconds() const { return phases.total() / std::max<std::int64_t>(1, steps); }
+};
 
 /// Versions, then every setting of `config`, one per line.
 void print_banner(const Log& log, const config::TrainConfig& config);

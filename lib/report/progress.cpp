@@ -22,8 +22,8 @@ bool is_terminal_device(const std::string& path) {
   return path.rfind("/dev/pts/", 0) == 0 || path.rfind("/dev/tty", 0) == 0;
 }
 
-}  // namespace
-
+/// Whether stdout reaches a terminal; under mpirun, mpirun's stdout (Open MPI gives every rank a
+/// pseudo-terminal even when mpirun writes to a file).
 bool stdout_reaches_terminal() {
   if (!isatty(STDOUT_FILENO)) return false;
   if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return true;
@@ -33,6 +33,8 @@ bool stdout_reaches_terminal() {
       "/proc/" + std::to_string(getppid()) + "/fd/" + std::to_string(STDOUT_FILENO), error);
   return !error && is_terminal_device(launcher_stdout.string());
 }
+
+}  // namespace
 
 config::Progress progress_style(config::Progress option) {
   if (option != config::Progress::kAuto) return option;

@@ -12,10 +12,6 @@ namespace mnist_ddp::report {
 /// --progress with "auto" decided: live when the user watches a terminal, else lines.
 config::Progress progress_style(config::Progress option);
 
-/// Whether stdout reaches a terminal; under mpirun, mpirun's stdout (Open MPI gives every rank a
-/// pseudo-terminal even when mpirun writes to a file).
-bool stdout_reaches_terminal();
-
 class Progress {
  public:
   /// Writes through `log` (rank 0); kOff writes nothing.

@@ -1,31 +1,56 @@
 // lib/report/run_outputs.cpp — wiring of the trainer's callbacks to the outputs.
 #include "report/run_outputs.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <utility>
 
+#include <ATen/ATen.h>
+
 #include "common/atomic_file.hpp"
-#include "common/error.hpp"
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
-#include "report/banner.hpp"
-#include "report/rank_stats.hpp"
 
 namespace mnist_ddp::report {
-
-void require_writable_location(const std::string& path, const char* option) {
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  require_writable_folder(folder.empty() ? "." : folder.string(),
-                          std::string("--") + option + " '" + path + "'");
-}
-
 namespace {
 
-/// Rank 0's --metrics-file, once every output file's folder is known writable: checked before
-/// the metrics file is emptied, so that a refused output leaves an earlier run's metrics alone.
+/// This process's peak resident set size, in MiB.
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
+}
+
+/// Collective: every rank's statistics for the run summarised by `summary`, in rank order: one
+/// all_gather of a few float64 values per rank.
+std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
+                                         const train::TrainSummary& summary,
+                                         std::int64_t steps_trained) {
+  std::vector<double> mine = {static_cast<double>(steps_trained),
+                              static_cast<double>(summary.images) / comm.size(), peak_rss_mib()};
+  mine.insert(mine.end(), summary.phases.seconds.begin(), summary.phases.seconds.end());
+  const at::Tensor all = comm.all_gather(at::tensor(mine, at::kDouble)).contiguous();
+  std::vector<RankStats> stats;
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    const auto* v = all[rank].data_ptr<double>();
+    RankStats s;
+    s.rank = rank;
+    s.steps = static_cast<std::int64_t>(v[0]);
+    s.images = static_cast<std::int64_t>(v[1]);
+    s.peak_rss_mib = v[2];
+    std::copy_n(v + 3, train::kPhaseCount, s.phases.seconds.begin());
+    stats.push_back(s);
+  }
+  return stats;
+}
+
+/// Rank 0's --metrics-file, once every output file's folder is known writable (else UsageError):
+/// before training, so a typo or a read-only mount does not cost a whole run, and before the
+/// metrics file is emptied, so that a refused output leaves an earlier run's metrics alone.
 std::string checked_metrics_file(const distributed::Communicator& comm,
                                  const config::TrainConfig& config) {
   if (comm.rank() != 0) return "";
@@ -35,7 +60,10 @@ std::string checked_metrics_file(const distributed::Communicator& comm,
       {config.report, "report"},
       {config.export_model, "export-model"}};
   for (const auto& [path, option] : files) {
-    if (!path.empty()) require_writable_location(path, option);
+    if (path.empty()) continue;
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    require_writable_folder(folder.empty() ? "." : folder.string(),
+                            std::string("--") + option + " '" + path + "'");
   }
   return config.metrics_file;
 }

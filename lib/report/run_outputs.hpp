@@ -10,9 +10,9 @@
 #include "distributed/communicator.hpp"
 #include "distributed/device_plan.hpp"
 #include "report/accuracy_milestones.hpp"
+#include "report/banner.hpp"
 #include "report/metrics_writer.hpp"
 #include "report/progress.hpp"
-#include "report/rank_stats.hpp"
 #include "report/run_report.hpp"
 #include "report/tensorboard_writer.hpp"
 #include "report/timeline.hpp"
@@ -58,9 +58,5 @@ class RunOutputs {
   train::TraceClock::time_point start_;
   std::int64_t steps_trained_ = 0;  // by this process (a resumed run counts from its start)
 };
-
-/// Throws UsageError when no file can be created in the folder of --`option`'s `path`: checked
-/// before training, so a typo or a read-only mount does not cost a whole run.
-void require_writable_location(const std::string& path, const char* option);
 
 }  // namespace mnist_ddp::report

@@ -63,7 +63,4 @@ struct RunReport {
 /// run is escaped. Throws UsageError naming `path` when the file cannot be written.
 void write_run_report(const std::string& path, const RunReport& report);
 
-/// The page that write_run_report writes.
-std::string run_report_html(const RunReport& report);
-
 }  // namespace mnist_ddp::report

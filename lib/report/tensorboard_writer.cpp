@@ -1,4 +1,5 @@
-// lib/report/tensorboard_writer.cpp — protobuf Events (TensorFlow's field numbers) as TFRecords.
+// lib/report/tensorboard_writer.cpp — protobuf Events (TensorFlow's field numbers) as TFRecords;
+// CRC-32C from Boost.CRC; framing byte by byte, for any byte order.
 #include "report/tensorboard_writer.hpp"
 
 #include <array>
@@ -11,10 +12,10 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <boost/crc.hpp>
 
 #include "common/error.hpp"
 #include "report/proto/event.pb.h"
-#include "report/tfrecord.hpp"
 
 namespace mnist_ddp::report {
 namespace {
@@ -25,6 +26,11 @@ constexpr const char* kFilePrefix = "events.out.tfevents.";
 constexpr const char* kFileVersion = "brain.Event:2";
 // More writers than this in one folder within one second is a bug, not a busy run.
 constexpr int kMaxSuffix = 1000;
+
+/// Appends the `count` low bytes of `value`, least significant first.
+void append_little_endian(std::string& out, std::uint64_t value, int count) {
+  for (int i = 0; i < count; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
 
 double seconds_since_epoch() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -53,6 +59,7 @@ int create_new_file(const std::string& base, std::string& path) {
                    std::to_string(kMaxSuffix - 1) + " suffixed names exist already");
 }
 
+/// Writes all of `bytes`, once per record: TensorBoard, polling the file, rarely sees half of one.
 void write_all(int fd, std::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {
     const ssize_t written = write(fd, bytes.data(), bytes.size());
@@ -66,6 +73,29 @@ void write_all(int fd, std::string_view bytes, const std::string& path) {
 }
 
 }  // namespace
+
+std::uint32_t crc32c(std::string_view bytes) {
+  // Polynomial 0x1EDC6F41, initial value and final xor all ones, input and output reflected.
+  boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
+
+std::uint32_t masked_crc32c(std::string_view bytes) {
+  // TensorFlow's mask (lib/hash/crc32c.h): a CRC over data holding CRCs is weak.
+  const std::uint32_t crc = crc32c(bytes);
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+std::string tfrecord_frame(std::string_view data) {
+  std::string record;
+  record.reserve(data.size() + 16);
+  append_little_endian(record, data.size(), 8);
+  append_little_endian(record, masked_crc32c(record), 4);  // of the 8 length bytes only
+  record.append(data);
+  append_little_endian(record, masked_crc32c(data), 4);
+  return record;
+}
 
 TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
   if (dir.empty()) throw UsageError("the TensorBoard folder name is empty");
@@ -83,7 +113,7 @@ TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
   event.set_wall_time(now);
   event.set_file_version(kFileVersion);
   try {
-    write_record(event.SerializeAsString());
+    write_all(fd_, tfrecord_frame(event.SerializeAsString()), path_);
   } catch (...) {
     // The destructor does not run for a constructor that throws.
     close(fd_);
@@ -96,19 +126,15 @@ TensorBoardWriter::~TensorBoardWriter() {
   close(fd_);
 }
 
-void TensorBoardWriter::add_scalar(const std::string& tag, std::int64_t step, double value) {
-  add_scalar(tag, step, value, seconds_since_epoch());
-}
-
 void TensorBoardWriter::add_scalar(const std::string& tag, std::int64_t step, double value,
-                                   double wall_time) {
+                                   std::optional<double> wall_time) {
   tensorboard::Event event;
-  event.set_wall_time(wall_time);
+  event.set_wall_time(wall_time ? *wall_time : seconds_since_epoch());
   event.set_step(step);
   tensorboard::Summary::Value* scalar = event.mutable_summary()->add_value();
   scalar->set_tag(tag);
   scalar->set_simple_value(static_cast<float>(value));
-  write_record(event.SerializeAsString());
+  write_all(fd_, tfrecord_frame(event.SerializeAsString()), path_);
 }
 
 void TensorBoardWriter::flush() {
@@ -116,11 +142,6 @@ void TensorBoardWriter::flush() {
     throw Error(ExitCode::kFailure, "syncing the TensorBoard event file '" + path_ +
                                         "' failed: " + std::strerror(errno));
   }
-}
-
-void TensorBoardWriter::write_record(const std::string& data) {
-  // One write() per record: TensorBoard, polling the file, rarely sees half of one.
-  write_all(fd_, tfrecord_frame(data), path_);
 }
 
 }  // namespace mnist_ddp::report

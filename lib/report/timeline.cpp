@@ -3,13 +3,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
-#include "common/error.hpp"
 
 namespace mnist_ddp::report {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "config/step_range.hpp"
+#include "config/options.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/device_plan.hpp"
 #include "train/train_reports.hpp"

@@ -95,8 +95,8 @@ std::string nccl_version() { return "not built in"; }
 std::string cuda_version() { return "not built in"; }
 #endif
 
-}  // namespace
-
+/// The BLAS LibTorch's GEMMs run on: OpenBLAS's description if loaded, the resolved path, and
+/// which OpenBLAS core runs and why.
 std::string loaded_blas() {
   // Debian's update-alternatives picks libblas.so.3; the resolved path tells which.
   std::string where;
@@ -113,6 +113,8 @@ std::string loaded_blas() {
   }
   return where.empty() ? "none found" : where;
 }
+
+}  // namespace
 
 std::vector<std::pair<std::string, std::string>> component_versions() {
   return {

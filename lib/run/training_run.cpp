@@ -1,10 +1,13 @@
 // lib/run/training_run.cpp — a training run in its agreed phases: options compared -> session ->
-// data -> model and checkpoint -> outputs -> train -> export and summary -> exit code.
+// data -> model and checkpoint -> outputs -> train -> export and summary -> exit code; signals.
 #include "run/training_run.hpp"
 
+#include <csignal>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <torch/torch.h>
 
@@ -15,38 +18,76 @@
 #include "common/log.hpp"
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
+#include "data/mnist_dataset.hpp"
 #include "distributed/agreement.hpp"
-#include "distributed/same_on_every_rank.hpp"
 #include "distributed/session.hpp"
-#include "distributed/world.hpp"
 #include "model/classifier.hpp"
 #include "model/model_export.hpp"
 #include "report/banner.hpp"
 #include "report/run_outputs.hpp"
-#include "train/data_sets.hpp"
-#include "train/evaluator.hpp"
 #include "train/fault_injection.hpp"
-#include "train/stop_request.hpp"
 #include "train/trainer.hpp"
 
 namespace mnist_ddp::run {
 namespace {
 
+// sig_atomic_t: what a handler may write; volatile: the loop must not cache it.
+volatile std::sig_atomic_t received_signal = 0;
+
+extern "C" void remember_signal(int signal) { received_signal = signal; }
+
+/// Whether a stop signal arrived since install_stop_handlers.
+bool stop_requested() { return received_signal != 0; }
+
+/// The training and test sets, as uint8 on the training device (batches are gathered there).
+struct DataSets {
+  data::Dataset train;
+  data::Dataset test;
+};
+
+/// Collective, agreed: both splits of --data-dir, the same on every rank (shards and step counts
+/// follow from them), at least one training image per rank, then moved to `device`.
+/// `while_loading` runs inside the agreed load (fault injection).
+DataSets load_data_sets(const distributed::World& world, const config::TrainConfig& config,
+                        c10::Device device, const std::function<void()>& while_loading) {
+  DataSets sets;
+  distributed::run_agreed(world, "loading the data", [&] {
+    while_loading();
+    sets.train = data::load_mnist(config.data_dir, data::Split::kTrain);
+    sets.test = data::load_mnist(config.data_dir, data::Split::kTest);
+    if (sets.train.size() < world.size()) {
+      throw UsageError("more ranks (" + std::to_string(world.size()) + ") than training images (" +
+                       std::to_string(sets.train.size()) + "); run with at most " +
+                       std::to_string(sets.train.size()) + " ranks");
+    }
+  });
+  // Ranks given other data would not meet, or would train one model on different data sets.
+  distributed::run_agreed(world, "comparing the data sets", [&] {
+    const std::string here = "training set " + data::fingerprint(sets.train) + ", test set " +
+                             data::fingerprint(sets.test);
+    const std::string rank0 = distributed::broadcast_bytes(world, here);
+    if (here != rank0) {
+      throw DataError(config.data_dir + " holds " + here + " on this rank but " + rank0 +
+                      " on rank 0: every rank must train on the same data set");
+    }
+  });
+  sets.train = sets.train.to(device);
+  sets.test = sets.test.to(device);
+  return sets;
+}
+
 /// --eval-only: the checkpoint's model on the test set.
 int evaluate_checkpoint(const distributed::World& world, const config::TrainConfig& config,
                         const Log& log, const std::optional<checkpoint::LoadedCheckpoint>& saved,
-                        model::Classifier& model, const data::Dataset& test_set,
-                        distributed::Communicator& comm) {
+                        model::Classifier& model, train::Trainer& trainer) {
   distributed::run_agreed(world, "reading the checkpoint to evaluate", [&] {
     if (!saved)
       throw CheckpointError("--eval-only: no checkpoint in '" + config.checkpoint_dir + "'");
     checkpoint::restore_model(*saved, config.model, model);
   });
-  const data::BatchMaker batches(test_set, config.normalize_mean, config.normalize_std);
   train::TrainSummary summary;
   summary.steps = saved->meta.progress.step;
-  summary.test = train::evaluate(model, test_set, batches, comm, config.test_batch_size,
-                                 config.precision == config::Precision::kBf16);
+  summary.test = trainer.evaluate_test_set();
   log.line("# eval-only: test_loss %.6f", summary.test.loss);
   return report::print_summary(log, summary, config.min_accuracy, /*wall_seconds=*/0) ? 0 : 1;
 }
@@ -71,7 +112,7 @@ train::TrainerHooks make_hooks(const config::TrainConfig& config, train::Trainer
   hooks.on_checkpoint = [&](checkpoint::CheckpointPoint point) {
     checkpointer.save(point, [&trainer] { return trainer.checkpoint(); });
   };
-  hooks.stop_requested = train::stop_requested;
+  hooks.stop_requested = stop_requested;
   hooks.on_first_step = [&startup_seconds] { startup_seconds = seconds_since_process_start(); };
   hooks.in_capture = [&faults] { faults.while_capturing(); };
   return hooks;
@@ -110,6 +151,15 @@ int finish_run(const distributed::World& world, const config::TrainConfig& confi
 
 }  // namespace
 
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = remember_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // system calls in progress (file writes) carry on
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR1, &action, nullptr);
+}
+
 int run_training(const distributed::World& world, const config::TrainConfig& config) {
   const Log log(world.rank(), config.log_all_ranks);
   if (world.rank() == 0) {
@@ -131,7 +181,7 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
                           [&] { graphs = train::plan_cuda_graph(config, plan); });
   graphs.after_replay = session.after_replay;
   std::unique_ptr<train::FaultInjector> faults;  // MNIST_DDP_FAULT, a testing aid
-  const train::DataSets data = train::load_data_sets(world, config, plan.device, [&] {
+  const DataSets data = load_data_sets(world, config, plan.device, [&] {
     faults = std::make_unique<train::FaultInjector>(world.rank(), world.host());
     faults->while_loading();
   });
@@ -147,13 +197,13 @@ int run_training(const distributed::World& world, const config::TrainConfig& con
   checkpoint::Checkpointer checkpointer(config, world, comm, log);
   const std::optional<checkpoint::LoadedCheckpoint> saved = checkpointer.load();
   if (config.eval_only) {
-    return evaluate_checkpoint(world, config, log, saved, *model, data.test, comm);
+    return evaluate_checkpoint(world, config, log, saved, *model, trainer);
   }
   if (saved)
     distributed::run_agreed(world, "restoring the checkpoint", [&] { trainer.restore(*saved); });
   // A stop asked for during the start-up ends every rank before anything is trained or written.
   distributed::run_agreed(world, "starting the training", [] {
-    if (train::stop_requested()) {
+    if (stop_requested()) {
       throw Error(ExitCode::kPreempted,
                   "stopped by a signal before the first step: nothing was trained or written");
     }

@@ -1,14 +1,11 @@
-// lib/train/device_optimizer.cpp — SGD and Adam, fused (LibTorch >= 2.4) or foreach.
+// lib/train/device_optimizer.cpp — optimizers by name; steps fused (LibTorch >= 2.4) or foreach.
 #include "train/device_optimizer.hpp"
 
 #include <cmath>
 
 #include <ATen/ATen.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/sgd.h>
 #include <torch/version.h>
 
-#include "checkpoint/optimizer_state.hpp"
 #include "common/error.hpp"
 
 // Note [Fused optimizer kernels]
@@ -60,6 +57,20 @@ std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& parameters) 
 }
 
 }  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::TrainConfig& config,
+                                                        std::vector<at::Tensor> parameters) {
+  if (config.optimizer == config::Optimizer::kSgd) {
+    return std::make_unique<torch::optim::SGD>(std::move(parameters),
+                                               torch::optim::SGDOptions(config.lr)
+                                                   .momentum(config.momentum)
+                                                   .weight_decay(config.weight_decay));
+  }
+  return std::make_unique<torch::optim::Adam>(std::move(parameters),
+                                              torch::optim::AdamOptions(config.lr)
+                                                  .betas({config.adam_beta1, config.adam_beta2})
+                                                  .weight_decay(config.weight_decay));
+}
 
 DeviceOptimizer::DeviceOptimizer(torch::optim::Optimizer& optimizer)
     : optimizer_(optimizer),

@@ -1,7 +1,8 @@
-// lib/train/device_optimizer.hpp — provides: DeviceOptimizer, SGD and Adam without host values.
+// lib/train/device_optimizer.hpp — provides: make_optimizer; DeviceOptimizer, without host values.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -10,8 +11,13 @@
 #include <torch/optim/sgd.h>
 
 #include "checkpoint/optimizer_state.hpp"
+#include "config/train_config.hpp"
 
 namespace mnist_ddp::train {
+
+/// SGD (with momentum and weight decay) or Adam over `parameters`, as `config` says.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::TrainConfig& config,
+                                                        std::vector<at::Tensor> parameters);
 
 /// Note [An optimizer step without host values]. LibTorch's SGD and Adam pass the rate and Adam's
 /// step count to kernels as host numbers, which a CUDA graph would freeze at capture. So

@@ -1,8 +1,6 @@
 // lib/train/evaluator.hpp — provides: evaluate, sharded test-set evaluation.
 #pragma once
 
-#include <cstdint>
-
 #include "data/batch_maker.hpp"
 #include "distributed/communicator.hpp"
 #include "model/classifier.hpp"

@@ -1,4 +1,4 @@
-// lib/train/graphed_step.hpp — provides: TrainingStream, GraphedStep (a CUDA-graph step).
+// lib/train/graphed_step.hpp — provides: GraphPlan, plan_cuda_graph, TrainingStream, GraphedStep.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,22 @@
 
 #include <c10/core/Device.h>
 
+#include "config/train_config.hpp"
 #include "distributed/communicator.hpp"
+#include "distributed/device_plan.hpp"
 
 namespace mnist_ddp::train {
+
+struct GraphPlan {
+  bool capture = false;  // replay every full-batch step as one CUDA graph
+  std::string reason;    // for the banner: what is captured, or why the steps run eagerly
+  std::function<void()> after_replay = [] {};  // the session's (distributed::Session)
+};
+
+/// From the agreed plan, so the same on every rank: capture needs CUDA, ddp, fp32, no grad-accum,
+/// NCCL. Elsewhere `auto` runs eagerly, `on` throws UsageError (exit 2). Note [The step as one
+/// CUDA graph] in graphed_step.cpp.
+GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan);
 
 /// Whether this build captures CUDA graphs (LibTorch 2.x with CUDA, not MNIST_DDP_CUDA_GRAPHS=OFF).
 bool cuda_graphs_built();

@@ -16,8 +16,6 @@ class LrSchedule {
   /// The rate of step `steps_done` (from 0, as PyTorch counts); past `total_steps` the last one.
   double lr_at(std::int64_t steps_done) const;
 
-  std::int64_t total_steps() const { return total_steps_; }
-
  private:
   config::Schedule kind_;
   double lr_;

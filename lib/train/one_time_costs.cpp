@@ -12,9 +12,25 @@
 #include "model/autocast_scope.hpp"
 #include "model/classification_loss.hpp"
 #include "model/classifier.hpp"
-#include "train/default_generators.hpp"
 
 namespace mnist_ddp::train {
+namespace {
+
+/// Restores `device`'s default generator state at scope exit.
+class GeneratorStateGuard {
+ public:
+  explicit GeneratorStateGuard(c10::Device device)
+      : generator_(default_generator(device)), state_(generator_.get_state()) {}
+  ~GeneratorStateGuard() { generator_.set_state(state_); }
+  GeneratorStateGuard(const GeneratorStateGuard&) = delete;
+  GeneratorStateGuard& operator=(const GeneratorStateGuard&) = delete;
+
+ private:
+  at::Generator generator_;
+  at::Tensor state_;
+};
+
+}  // namespace
 
 // Note [One-time costs before the clock]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

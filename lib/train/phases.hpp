@@ -27,8 +27,6 @@ inline constexpr std::size_t kPhaseCount = 8;
 /// space, its label in the banner and the report.
 inline constexpr std::array<const char*, kPhaseCount> kPhaseNames = {
     "data", "forward", "backward", "comm_wait", "optimizer", "drain", "launch", "device"};
-/// The phases every eager step has; those after it are shown only where they took time.
-inline constexpr Phase kLastAlways = Phase::kOptimizer;
 
 constexpr const char* phase_name(Phase phase) {
   return kPhaseNames[static_cast<std::size_t>(phase)];
@@ -60,8 +58,8 @@ struct PhaseTimes {
     return *this;
   }
   bool graphed() const { return (*this)[Phase::kLaunch] + (*this)[Phase::kDevice] > 0; }
-  /// Whether `phase` is reported: every eager phase, the others where they took time.
-  bool shown(Phase phase) const { return phase <= kLastAlways || (*this)[phase] > 0; }
+  /// Whether `phase` is reported: every eager step's (to kOptimizer); others where they took time.
+  bool shown(Phase phase) const { return phase <= Phase::kOptimizer || (*this)[phase] > 0; }
   /// comm_wait's share; unknown where graphed steps are among these.
   std::optional<double> comm_share() const {
     if (graphed()) return std::nullopt;

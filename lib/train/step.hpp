@@ -6,7 +6,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "checkpoint/checkpoint_meta.hpp"
 #include "common/log.hpp"
@@ -15,7 +14,6 @@
 #include "ddp/model_replicas.hpp"
 #include "distributed/device_plan.hpp"
 #include "train/device_optimizer.hpp"
-#include "train/graph_plan.hpp"
 #include "train/graphed_step.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/run_metrics.hpp"

@@ -1,7 +1,6 @@
 // lib/train/train_reports.hpp — provides: what a run reports, and TrainerHooks, apart from Trainer.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>

@@ -11,17 +11,13 @@
 #include "common/error.hpp"
 #include "common/process_clock.hpp"
 #include "config/options.hpp"
-#include "ddp/parameter_broadcast.hpp"
+#include "ddp/gradient_reducer.hpp"
 #include "distributed/agreement.hpp"
-#include "train/default_generators.hpp"
 #include "train/evaluator.hpp"
-#include "train/make_optimizer.hpp"
 #include "train/one_time_costs.hpp"
 
 namespace mnist_ddp::train {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 /// Dropout masks must differ between ranks (each sees other images) yet repeat run to run.
 std::uint64_t dropout_seed(std::int64_t seed, int rank, std::int64_t step) {
@@ -32,29 +28,6 @@ std::uint64_t dropout_seed(std::int64_t seed, int rank, std::int64_t step) {
 /// Whether step `step` is one of every `interval` steps (an option's; 0 turns it off).
 bool every(std::int64_t step, std::int64_t interval) {
   return interval > 0 && step % interval == 0;
-}
-
-/// What follows a step, decided once from the options and where the step ended.
-struct AfterStep {
-  bool last_of_epoch = false;  // the shard is used up
-  bool ends_run = false;       // --max-steps reached
-  bool log = false;            // a --log-every step
-  bool checkpoint = false;     // a --checkpoint-every step inside the epoch
-  bool evaluate = false;       // an --eval-every step inside the epoch, short of the limit
-  /// Whether the host reads the device after the step anyway (Note [Stop agreement]).
-  bool reads_device() const { return last_of_epoch || ends_run || log || checkpoint || evaluate; }
-};
-
-AfterStep after_step(const config::TrainConfig& config, std::int64_t step, bool last_of_epoch,
-                     bool ends_run) {
-  AfterStep after;
-  after.last_of_epoch = last_of_epoch;
-  after.ends_run = ends_run;
-  after.log = every(step, config.log_every);
-  // The epoch's end checkpoints and evaluates anyway (Trainer::run).
-  after.checkpoint = every(step, config.checkpoint_every) && !last_of_epoch;
-  after.evaluate = every(step, config.eval_every) && !last_of_epoch && !ends_run;
-  return after;
 }
 
 /// Optimizer steps that train `samples` images of one rank.
@@ -125,12 +98,12 @@ EvalResult Trainer::evaluate_test_set() {
 }
 
 EvalReport Trainer::evaluate_and_report(const TrainerHooks& hooks, double train_seconds) {
-  const Clock::time_point start = Clock::now();
+  const TraceClock::time_point start = TraceClock::now();
   EvalReport report;
   report.epoch = progress_.epoch + 1;
   report.step = progress_.step;
   report.test = evaluate_test_set();
-  if (hooks.on_span) hooks.on_span(Span{kEvaluateSpan, start, Clock::now(), progress_.step});
+  if (hooks.on_span) hooks.on_span(Span{kEvaluateSpan, start, TraceClock::now(), progress_.step});
   report.train_seconds = train_seconds;
   report.elapsed_seconds = seconds_since(run_start_);
   report.launch_seconds = seconds_since_process_start();
@@ -158,7 +131,7 @@ void Trainer::report_step(const StepResult& step, const TrainerHooks& hooks) {
 
 EpochReport Trainer::train_epoch(std::int64_t step_limit, double seconds_before,
                                  const TrainerHooks& hooks) {
-  const Clock::time_point start = Clock::now();
+  const TraceClock::time_point start = TraceClock::now();
   const std::int64_t images_before = progress_.images;
   model_.train();
   sampler_.set_epoch(progress_.epoch);
@@ -172,9 +145,18 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, double seconds_before,
 
   while (steps_.samples_left() > 0 && progress_.step < step_limit) {
     StepResult result = steps_.run(hooks);
-    const AfterStep after = after_step(config_, progress_.step, steps_.samples_left() == 0,
-                                       progress_.step >= step_limit);
-    const ddp::StopReason stop = steps_.stop_agreed(result, after.reads_device(), hooks);
+    const bool last_of_epoch = steps_.samples_left() == 0;           // the shard is used up
+    const bool ends_run = progress_.step >= step_limit;              // --max-steps reached
+    const bool log_step = every(progress_.step, config_.log_every);  // a --log-every step
+    // A --checkpoint-every or --eval-every (short of the limit) step inside the epoch: the epoch's
+    // end checkpoints and evaluates anyway (Trainer::run).
+    const bool checkpoint_step = every(progress_.step, config_.checkpoint_every) && !last_of_epoch;
+    const bool evaluation_step =
+        every(progress_.step, config_.eval_every) && !last_of_epoch && !ends_run;
+    // Whether the host reads the device after the step anyway (Note [Stop agreement]).
+    const bool reads_device =
+        last_of_epoch || ends_run || log_step || checkpoint_step || evaluation_step;
+    const ddp::StopReason stop = steps_.stop_agreed(result, reads_device, hooks);
     if (stop == ddp::StopReason::kNotFinite) stop_not_finite();
     metrics_.add_step(result.images, result.micro_batches, result.phases);
     report.phases += result.phases;
@@ -183,9 +165,9 @@ EpochReport Trainer::train_epoch(std::int64_t step_limit, double seconds_before,
       report.stopped = true;
       break;
     }
-    if (after.checkpoint) checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
-    if (after.evaluate) {
-      const Clock::time_point evaluation_start = Clock::now();
+    if (checkpoint_step) checkpoint_at(hooks, checkpoint::CheckpointPoint::kEveryNSteps);
+    if (evaluation_step) {
+      const TraceClock::time_point evaluation_start = TraceClock::now();
       evaluate_and_report(hooks, seconds_before + seconds_since(start) - evaluation_seconds);
       evaluation_seconds += seconds_since(evaluation_start);
       if (target_) break;
@@ -223,7 +205,7 @@ void Trainer::stop_not_finite(const std::string& what) {
 }
 
 TrainSummary Trainer::run(const TrainerHooks& hooks) {
-  run_start_ = Clock::now();
+  run_start_ = TraceClock::now();
   const std::int64_t step_limit =
       config_.max_steps > 0 ? config_.max_steps : std::numeric_limits<std::int64_t>::max();
   TrainSummary summary;
@@ -247,10 +229,8 @@ TrainSummary Trainer::run(const TrainerHooks& hooks) {
     report.elapsed_seconds = seconds_since(run_start_);
     summary.train_loss = report.train_loss;
     summary.test = report.test;
-    if (report.complete) {  // the next epoch starts from the beginning of its order
-      ++progress_.epoch;
-      progress_ = checkpoint::TrainProgress{progress_.epoch, progress_.step};
-    }
+    // The next epoch starts from the beginning of its order.
+    if (report.complete) progress_ = checkpoint::TrainProgress{progress_.epoch + 1, progress_.step};
     report.target_reached = target_.has_value();
     hooks.on_epoch(report);
     if (target_) {
@@ -279,9 +259,9 @@ void Trainer::checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoi
   for (const at::Tensor& parameter : model_.parameters())
     finite.push_back(at::isfinite(parameter).all());
   if (!at::stack(finite).all().item<bool>()) stop_not_finite("the weights are");
-  const Clock::time_point start = Clock::now();
+  const TraceClock::time_point start = TraceClock::now();
   hooks.on_checkpoint(point);
-  if (hooks.on_span) hooks.on_span(Span{kCheckpointSpan, start, Clock::now(), progress_.step});
+  if (hooks.on_span) hooks.on_span(Span{kCheckpointSpan, start, TraceClock::now(), progress_.step});
 }
 
 checkpoint::CheckpointContents Trainer::checkpoint() {

@@ -10,7 +10,7 @@
 
 #include "checkpoint/training_checkpoint.hpp"
 #include "data/distributed_sampler.hpp"
-#include "train/graph_plan.hpp"
+#include "train/graphed_step.hpp"
 #include "train/step.hpp"
 
 namespace mnist_ddp::train {
@@ -46,6 +46,9 @@ class Trainer {
   /// Optimizer steps per full epoch on every rank.
   std::int64_t steps_per_epoch() const;
 
+  /// Collective: the test set's loss and accuracy over all ranks, under --precision.
+  EvalResult evaluate_test_set();
+
  private:
   /// Collective: ends the run with kNotFinite (Note [Stop agreement]); a rank whose training loss
   /// is not finite, or with `what` ("the weights are") every rank, says so.
@@ -60,8 +63,6 @@ class Trainer {
   bool agree_to_stop(const TrainerHooks& hooks);
   /// Calls hooks.on_checkpoint, timed as a span.
   void checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoint point);
-  /// Collective: the test set's loss and accuracy over all ranks, under --precision.
-  EvalResult evaluate_test_set();
   /// Collective: keeps the first result reaching --target-accuracy in target_.
   EvalReport evaluate_and_report(const TrainerHooks& hooks, double train_seconds);
 

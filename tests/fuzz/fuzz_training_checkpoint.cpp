@@ -26,7 +26,7 @@
 #include "config/train_config.hpp"
 #include "model/classifier.hpp"
 #include "outcome.hpp"
-#include "train/make_optimizer.hpp"
+#include "train/device_optimizer.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 # allreduce_bench's results are right. tests/gpu/run.sh sources it and runs the checks with NCCL
 # on the GPU after its build (GPU_CHECK_ONLY=multirank: these alone); run by itself it rehearses
 # the same checks with MPI on the CPU (ctest e2e_gpu_multirank), the CUDA-graph ones on the CPU's
-# stand-in for a replay (Note [Graphed steps rehearsed on the CPU], graph_plan.cpp).
+# stand-in for a replay (Note [Graphed steps rehearsed on the CPU], graphed_step.cpp).
 #
 #   tests/gpu/multirank.sh [--out DIR]
 #

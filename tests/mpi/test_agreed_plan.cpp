@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "distributed/agreement.hpp"
 #include "distributed/device_plan.hpp"
-#include "distributed/same_on_every_rank.hpp"
 #include "support/mpi_test_world.hpp"
 
 namespace mnist_ddp::distributed {

@@ -16,7 +16,6 @@
 #include <torch/utils.h>
 
 #include "ddp/gradient_reducer.hpp"
-#include "ddp/parameter_broadcast.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "model/classifier.hpp"
 #include "support/cpu_plan.hpp"

@@ -25,7 +25,6 @@
 #include "support/synthetic_dataset.hpp"
 #include "train/device_optimizer.hpp"
 #include "train/graphed_step.hpp"
-#include "train/make_optimizer.hpp"
 #include "train/trainer.hpp"
 
 #if MNIST_DDP_HAVE_NCCL

@@ -13,6 +13,7 @@
 #include "support/captured_stderr.hpp"
 #include "support/late_rank.hpp"
 #include "support/mpi_test_world.hpp"
+#include "support/nccl_comm.hpp"
 
 #if MNIST_DDP_HAVE_NCCL
 #include "distributed/cuda_devices.hpp"
@@ -46,7 +47,7 @@ TEST_CASE("make_nccl_communicator fails with exit code 5 on every rank without a
   int code = 0;
   std::string message;
   try {
-    make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
+    testing::make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
     FAIL("make_nccl_communicator succeeded without a CUDA device");
   } catch (const AgreedFailure& failure) {  // device selection, agreed: rank 0 says why
     code = failure.code;
@@ -79,7 +80,7 @@ TEST_CASE("a rank that stalls before device selection ends the others' agreement
       CHECK(testing::hold_until_released(held, testing::kCommTimeoutSeconds));
     }
     try {
-      make_nccl_communicator(world, testing::kCommTimeoutSeconds);
+      testing::make_nccl_communicator(world, testing::kCommTimeoutSeconds);
     } catch (const AgreedFailure& failure) {
       code = failure.code;
     } catch (const CommError& e) {
@@ -103,7 +104,7 @@ TEST_CASE("a rank that stalls before device selection ends the others' agreement
 TEST_CASE("NCCL collectives where every rank has a GPU of its own" * doctest::test_suite("gpu")) {
   std::unique_ptr<Communicator> comm;
   try {
-    comm = make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
+    comm = testing::make_nccl_communicator(testing::test_world(), testing::kCommTimeoutSeconds);
   } catch (const CommError& e) {
     // More ranks than GPUs: refused on every rank, with the reason.
     const std::string message = e.what();

@@ -13,6 +13,7 @@
 #include "distributed/session.hpp"
 #include "distributed/staging_communicator.hpp"
 #include "support/mpi_test_world.hpp"
+#include "support/nccl_comm.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -70,7 +71,8 @@ TEST_CASE("staged collectives over mpi and nccl take tensors on any device" *
     MESSAGE("NCCL staging skipped: no NCCL backend, or fewer GPUs than ranks on this node");
     return;
   }
-  StagingCommunicator over_nccl(make_nccl_communicator(world, testing::kCommTimeoutSeconds), gpu);
+  StagingCommunicator over_nccl(
+      testing::make_nccl_communicator(world, testing::kCommTimeoutSeconds), gpu);
   check_collectives(over_nccl, cpu);     // staged through the GPU
   check_collectives(over_nccl, on_gpu);  // straight to NCCL
 }

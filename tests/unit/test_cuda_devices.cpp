@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "distributed/cuda_devices.hpp"
+#include "support/nccl_comm.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -60,15 +61,17 @@ TEST_CASE("a CUDA device has a name and a PCI bus id" * doctest::test_suite("gpu
 }
 
 TEST_CASE("device_for_local_rank is the local rank modulo the device count") {
-  CHECK(device_for_local_rank(0, 1) == 0);
-  CHECK(device_for_local_rank(3, 1) == 0);  // srun --gpus-per-task=1: each task sees its own GPU
-  CHECK(device_for_local_rank(0, 8) == 0);
-  CHECK(device_for_local_rank(7, 8) == 7);
-  CHECK(device_for_local_rank(9, 8) == 1);
-  CHECK_THROWS_WITH_AS(device_for_local_rank(0, 0),
+  CHECK(testing::device_for_local_rank(0, 1) == 0);
+  CHECK(testing::device_for_local_rank(3, 1) ==
+        0);  // srun --gpus-per-task=1: each task sees its own GPU
+  CHECK(testing::device_for_local_rank(0, 8) == 0);
+  CHECK(testing::device_for_local_rank(7, 8) == 7);
+  CHECK(testing::device_for_local_rank(9, 8) == 1);
+  CHECK_THROWS_WITH_AS(testing::device_for_local_rank(0, 0),
                        doctest::Contains("internal error: device_for_local_rank(0, 0) @ "),
                        InternalError);
-  CHECK_THROWS_WITH_AS(device_for_local_rank(-1, 2), doctest::Contains("(-1, 2)"), InternalError);
+  CHECK_THROWS_WITH_AS(testing::device_for_local_rank(-1, 2), doctest::Contains("(-1, 2)"),
+                       InternalError);
 }
 
 TEST_CASE("CudaDevice describes itself for the rank layout") {

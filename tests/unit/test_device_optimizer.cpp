@@ -13,7 +13,6 @@
 
 #include "checkpoint/optimizer_state.hpp"
 #include "train/device_optimizer.hpp"
-#include "train/make_optimizer.hpp"
 
 namespace mnist_ddp::train {
 namespace {

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "train/graph_plan.hpp"
 #include "train/graphed_step.hpp"
 
 namespace mnist_ddp::train {

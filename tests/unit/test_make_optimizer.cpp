@@ -6,7 +6,7 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 
-#include "train/make_optimizer.hpp"
+#include "train/device_optimizer.hpp"
 
 namespace mnist_ddp::train {
 namespace {

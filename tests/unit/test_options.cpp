@@ -327,7 +327,7 @@ TEST_SUITE("parse_command") {
 
   // Found by tests/fuzz/fuzz_options: Boost's what() replaced "%value%" by the value until none
   // was left, so a value or name holding a placeholder hung the program (Note [Boost option
-  // error placeholders] in lib/config/option_error.hpp).
+  // error placeholders] in lib/config/options.cpp).
   TEST_CASE("options and values that hold Boost's message placeholders are usage errors") {
     CHECK(contains(usage_error({"--lr", "%value%"}), "('%25value%25') for option '--lr'"));
     CHECK(contains(usage_error({"--batch-%original_token%size", "1"}), "%25original_token%25"));

@@ -16,7 +16,7 @@
 #include "support/cpu_plan.hpp"
 #include "support/mirror_communicator.hpp"
 #include "support/synthetic_dataset.hpp"
-#include "train/make_optimizer.hpp"
+#include "train/device_optimizer.hpp"
 #include "train/step.hpp"
 
 namespace mnist_ddp::train {

@@ -15,7 +15,6 @@
 
 #include "common/error.hpp"
 #include "report/tensorboard_writer.hpp"
-#include "report/tfrecord.hpp"
 #include "support/event_decoder.hpp"
 #include "support/file_modes.hpp"
 #include "support/idx_writer.hpp"

@@ -22,7 +22,7 @@
 #include "config/train_config.hpp"
 #include "model/classifier.hpp"
 #include "support/idx_writer.hpp"
-#include "train/make_optimizer.hpp"
+#include "train/device_optimizer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
