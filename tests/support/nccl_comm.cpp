@@ -2,6 +2,9 @@
 // or without NCCL built in.
 #include "support/nccl_comm.hpp"
 
+#include <string>
+
+#include "common/error.hpp"
 #include "distributed/agreement.hpp"
 #include "distributed/device_plan.hpp"
 
@@ -25,8 +28,7 @@ std::unique_ptr<distributed::Communicator> make_nccl_communicator(
   // only, leaving the others to wait for the timeout.
   distributed::run_agreed(world, "CUDA device selection", [&] {
     const distributed::CudaDevice selected = distributed::select_device(
-        device ? *device
-               : device_for_local_rank(world.local_rank(), distributed::cuda_device_count()));
+        device ? *device : world.local_rank() % distributed::cuda_device_count());
     mine.gpu = selected.index;
     mine.gpu_text = selected.describe();
     mine.gpu_bus_id = selected.pci_bus_id;

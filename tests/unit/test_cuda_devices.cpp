@@ -7,7 +7,6 @@
 
 #include "common/error.hpp"
 #include "distributed/cuda_devices.hpp"
-#include "support/nccl_comm.hpp"
 
 namespace mnist_ddp::distributed {
 namespace {
@@ -58,20 +57,6 @@ TEST_CASE("a CUDA device has a name and a PCI bus id" * doctest::test_suite("gpu
     CHECK(!device.name.empty());
     CHECK(device.pci_bus_id.size() >= 12);  // "0000:18:00.0"
   }
-}
-
-TEST_CASE("device_for_local_rank is the local rank modulo the device count") {
-  CHECK(testing::device_for_local_rank(0, 1) == 0);
-  CHECK(testing::device_for_local_rank(3, 1) ==
-        0);  // srun --gpus-per-task=1: each task sees its own GPU
-  CHECK(testing::device_for_local_rank(0, 8) == 0);
-  CHECK(testing::device_for_local_rank(7, 8) == 7);
-  CHECK(testing::device_for_local_rank(9, 8) == 1);
-  CHECK_THROWS_WITH_AS(testing::device_for_local_rank(0, 0),
-                       doctest::Contains("internal error: device_for_local_rank(0, 0) @ "),
-                       InternalError);
-  CHECK_THROWS_WITH_AS(testing::device_for_local_rank(-1, 2), doctest::Contains("(-1, 2)"),
-                       InternalError);
 }
 
 TEST_CASE("CudaDevice describes itself for the rank layout") {
