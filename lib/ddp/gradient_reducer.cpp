@@ -73,8 +73,16 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
       p.mutable_grad() =
           bucket.flat.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
+    }
+    if (last) stop_flag_ = bucket.flat.narrow(0, total, 1);
+    buckets_.push_back(std::move(bucket));
+  }
+
+  // Hooks only once every bucket exists: a constructor that throws leaves none pointing at it.
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    for (size_t i : buckets_[b].parameters) {
       // A std::shared_ptr in LibTorch 2.6, a c10::intrusive_ptr in 2.14 (pytorch/pytorch#181782).
-      auto accumulator = torch::autograd::impl::grad_accumulator(p);
+      auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
       const std::uintptr_t key =
           accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [this, b, i](const torch::autograd::variable_list& outputs,
@@ -84,8 +92,6 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
               }));
       remove_hooks_.emplace_back([accumulator, key] { accumulator->del_post_hook(key); });
     }
-    if (last) stop_flag_ = bucket.flat.narrow(0, total, 1);
-    buckets_.push_back(std::move(bucket));
   }
 }
 

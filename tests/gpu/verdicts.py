@@ -6,7 +6,7 @@
 
 Each prints why a run failed its check and exits 1, or prints nothing (or the value asked for)
 and exits 0; exit 2 is bad usage. The names it reads from the program's files are the constants
-below: ctest runs every verdict on files the program wrote on the CPU (tests/gpu/test_verdicts.sh
+below: ctest runs every verdict on files the program wrote on the CPU (tests/gpu/test_verdicts.py
 and the multi-rank rehearsal), so a renamed span, phase, key or column fails there first.
 """
 import collections
