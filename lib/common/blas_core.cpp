@@ -89,7 +89,11 @@ std::string running_core() {
 
 /// Sets OPENBLAS_CORETYPE to `value`, or unsets it where `value` is null.
 void set_core_variable(const char* value) {
-  value != nullptr ? setenv(kCoreVariable, value, 1) : unsetenv(kCoreVariable);
+  if (value != nullptr) {
+    setenv(kCoreVariable, value, 1);
+  } else {
+    unsetenv(kCoreVariable);
+  }
 }
 
 }  // namespace

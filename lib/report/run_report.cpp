@@ -125,6 +125,13 @@ std::string figure(const std::string& heading, const std::string& chart,
 }
 
 std::string loss_chart(const RunReport& report) {
+  LineChart chart;
+  chart.id = "chart-loss";
+  chart.x_label = "step";
+  chart.y_label = "loss";
+  chart.x_integer = true;
+  chart.y_from_zero = true;
+  chart.no_data_note = "no training step or epoch was recorded";
   LineSeries per_step{"train loss (step)", kSky, {}, /*markers=*/false, /*faint=*/true};
   for (const ReportStep& step : report.steps) {
     per_step.points.emplace_back(static_cast<double>(step.step), step.loss);
@@ -135,18 +142,19 @@ std::string loss_chart(const RunReport& report) {
     train.points.emplace_back(static_cast<double>(epoch.step), epoch.train_loss);
     test.points.emplace_back(static_cast<double>(epoch.step), epoch.test_loss);
   }
-  return line_chart_html({"chart-loss",
-                          "step",
-                          "loss",
-                          {per_step, train, test},
-                          /*x_integer=*/true,
-                          /*y_from_zero=*/true,
-                          /*y_max=*/{},
-                          "no training step or epoch was recorded"});
+  chart.series = {per_step, train, test};
+  return line_chart_html(chart);
 }
 
 // Over steps, like the loss chart, so --eval-every evaluations show where they were taken.
 std::string accuracy_chart(const RunReport& report) {
+  LineChart chart;
+  chart.id = "chart-accuracy";
+  chart.x_label = "step";
+  chart.y_label = "test accuracy (%)";
+  chart.x_integer = true;
+  chart.y_max = 100;
+  chart.no_data_note = "no epoch or step was evaluated";
   LineSeries between{"test accuracy (every N steps)", kSky, {}, /*markers=*/true};
   for (const ReportEvaluation& evaluation : report.evaluations) {
     between.points.emplace_back(static_cast<double>(evaluation.step),
@@ -156,17 +164,17 @@ std::string accuracy_chart(const RunReport& report) {
   for (const ReportEpoch& epoch : report.epochs) {
     per_epoch.points.emplace_back(static_cast<double>(epoch.step), 100.0 * epoch.test_accuracy);
   }
-  return line_chart_html({"chart-accuracy",
-                          "step",
-                          "test accuracy (%)",
-                          {between, per_epoch},
-                          /*x_integer=*/true,
-                          /*y_from_zero=*/false,
-                          /*y_max=*/100,
-                          "no epoch or step was evaluated"});
+  chart.series = {between, per_epoch};
+  return line_chart_html(chart);
 }
 
 std::string throughput_chart(const RunReport& report) {
+  LineChart chart;
+  chart.id = "chart-throughput";
+  chart.x_label = "elapsed time (s)";
+  chart.y_label = "images/s, all ranks";
+  chart.y_from_zero = true;
+  chart.no_data_note = "no training step or epoch was recorded";
   LineSeries per_step{"per step", kPurple, {}, /*markers=*/false, /*faint=*/true};
   for (const ReportStep& step : report.steps) {
     per_step.points.emplace_back(step.elapsed_s, step.images_per_sec);
@@ -175,14 +183,8 @@ std::string throughput_chart(const RunReport& report) {
   for (const ReportEpoch& epoch : report.epochs) {
     per_epoch.points.emplace_back(epoch.elapsed_s, epoch.images_per_sec);
   }
-  return line_chart_html({"chart-throughput",
-                          "elapsed time (s)",
-                          "images/s, all ranks",
-                          {per_step, per_epoch},
-                          /*x_integer=*/false,
-                          /*y_from_zero=*/true,
-                          /*y_max=*/{},
-                          "no training step or epoch was recorded"});
+  chart.series = {per_step, per_epoch};
+  return line_chart_html(chart);
 }
 
 std::string phase_chart(const RunReport& report, const std::vector<train::Phase>& phases,
@@ -190,20 +192,22 @@ std::string phase_chart(const RunReport& report, const std::vector<train::Phase>
   // In Phase order.
   constexpr std::array<const char*, train::kPhaseCount> kPhaseColors = {
       kSky, kBlue, kGreen, kOrange, kPurple, kBlack, kVermilion, kYellow};
-  std::vector<std::pair<std::string, std::string>> segments;
+  StackedBarChart chart;
+  chart.id = "chart-phases";
+  chart.x_label = "milliseconds per training step";
+  chart.unit = " ms";
   for (const train::Phase phase : phases)
-    segments.emplace_back(train::phase_label(phase), kPhaseColors[at(phase)]);
-  segments.emplace_back("other", kGrey);
-  std::vector<StackedBar> bars;
+    chart.segments.emplace_back(train::phase_label(phase), kPhaseColors[at(phase)]);
+  chart.segments.emplace_back("other", kGrey);
+  chart.no_data_note = "no rank recorded its step times";
   for (size_t r = 0; r < report.ranks.size(); ++r) {
     const ReportRank& rank = report.ranks[r];
-    bars.push_back(
+    chart.bars.push_back(
         {"rank " + std::to_string(rank.rank),
          rank.host + ", local rank " + std::to_string(rank.local_rank) + ", " + rank.device, ms[r],
          static_cast<int>(r) == straggler});
   }
-  return stacked_bar_chart_html({"chart-phases", "milliseconds per training step", " ms", segments,
-                                 bars, "no rank recorded its step times"});
+  return stacked_bar_chart_html(chart);
 }
 
 std::string straggler_note(const RunReport& report, const std::vector<std::vector<double>>& ms,
