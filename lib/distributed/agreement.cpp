@@ -1,5 +1,4 @@
-// lib/distributed/agreement.cpp — one max picks the verdict, one broadcast carries its reason;
-// rank 0's options compared on every rank; the World, the program, and the last catch.
+// lib/distributed/agreement.cpp — one max and one broadcast decide; options compared; last catch.
 #include "distributed/agreement.hpp"
 
 #include <array>
@@ -20,8 +19,7 @@
 namespace mnist_ddp::distributed {
 namespace {
 
-/// Note [One agreement] over any transport: `max_of` reduces one integer over the ranks,
-/// `bytes_of` broadcasts a rank's bytes.
+/// Note [One agreement] over any transport: `max_of` reduces one integer, `bytes_of` broadcasts.
 template <typename MaxOf, typename BytesOf>
 Verdict decide(int rank, int size, int code, const std::string& reason, bool share_reason,
                MaxOf max_of, BytesOf bytes_of) {

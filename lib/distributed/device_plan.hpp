@@ -1,5 +1,4 @@
-// lib/distributed/device_plan.hpp — provides: RankCapability, probe_capability and its gather
-// (rank_capability.cpp); RankPlacement, DevicePlan, decide_plan, plan_devices.
+// lib/distributed/device_plan.hpp — provides: RankCapability (rank_capability.cpp), DevicePlan.
 #pragma once
 
 #include <string>
@@ -29,8 +28,7 @@ struct RankCapability {
   int cores = 1;                  // usable_cores()
 };
 
-/// The cores this process may run on: its CPU affinity mask (what mpirun's or srun's binding
-/// left it), or every core the machine has where the mask cannot be read.
+/// The cores this process's CPU affinity mask allows, else every core of the machine.
 int usable_cores();
 
 /// This process's NCCL_HOSTID, or "" where it is unset (Note [Several NCCL ranks on one GPU]).
@@ -42,18 +40,14 @@ bool nccl_allows_shared_gpus(const char* enable, int nccl_version);
 /// nccl_allows_shared_gpus for this process's environment and NCCL.
 bool nccl_shares_gpus();
 
-/// This rank's capability. CUDA is not probed for --device cpu, which must not touch it (a broken
-/// driver can hang or abort there). Never throws for what the machine lacks: that is recorded in
-/// cuda_missing.
+/// Never throws for what the machine lacks (cuda_missing says it); --device cpu never touches CUDA.
 RankCapability probe_capability(const World& world, const config::DeviceRequest& request);
 
 /// Collective: every rank's capability, in rank order.
 std::vector<RankCapability> gather_capabilities(const World& world, const RankCapability& mine);
 
-/// "ranks 0 and 2 would share cuda:0 (...) on gpu07: NCCL needs a GPU of its own for each rank
-/// ...", naming the first two ranks that would train on the same GPU of the same host as NCCL
-/// sees it (the node, or NCCL_HOSTID where a rank sets it; the GPU told by PCI bus id, else by
-/// device index), or "" when no two do.
+/// "ranks 0 and 2 would share cuda:0 (...) on gpu07: ...", the first two ranks on one GPU of one
+/// host as NCCL sees them (Note [Several NCCL ranks on one GPU]), or "" when no two are.
 std::string shared_gpu_reason(const std::vector<RankCapability>& ranks);
 
 /// One row of the layout table.
@@ -70,22 +64,18 @@ struct RankPlacement {
 struct DevicePlan {
   c10::Device device = c10::Device(c10::kCPU);      // where this process's model and data live
   config::Backend backend = config::Backend::kMpi;  // kMpi or kNccl
-  // More than one rank, or --communicate-alone.
-  bool communicates = false;
+  bool communicates = false;                        // more than one rank, or --communicate-alone
   // --mode dp: every visible GPU, `device` first; one model replica on each. Empty in ddp mode.
   std::vector<c10::Device> replicas;
   std::vector<RankPlacement> layout;  // every rank's, in rank order
-  // For the log: why the plan differs from this rank's own choice; "" when it does not.
-  std::string note;
+  std::string note;  // for the log: why the plan differs from this rank's own choice, or ""
   bool on_cuda() const { return device.is_cuda(); }
 };
 
 // Note [One plan for every rank]. Device, transport and mode are decided from every rank's
-// gathered capability, so all ranks decide alike; per-rank choices on unlike nodes would put some
-// ranks in NCCL and others in MPI: a hang or mixed-up data. The autos fall back on every rank
-// together; an explicit cuda or nccl not every rank can honour is refused everywhere, naming the
-// ranks. NCCL needs a GPU per rank (told apart by node and PCI bus id). On CUDA the gradient
-// hooks call MPI from the autograd thread, so MPI must provide MPI_THREAD_SERIALIZED.
+// gathered capability, so all ranks decide alike (per-rank choices on unlike nodes would mix NCCL
+// and MPI: a hang). The autos fall back on every rank together; an explicit cuda or nccl not every
+// rank can honour is refused everywhere, naming the ranks.
 
 /// Deterministic in `ranks` (in rank order): the same plan, or the same UsageError, on every rank.
 DevicePlan decide_plan(const config::DeviceRequest& request,

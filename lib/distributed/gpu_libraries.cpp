@@ -1,5 +1,4 @@
-// lib/distributed/gpu_libraries.cpp — the CUDA runtime and NCCL, dlopened and resolved by name;
-// their result checking.
+// lib/distributed/gpu_libraries.cpp — the CUDA runtime and NCCL, dlopened; their result checks.
 #include "distributed/gpu_libraries.hpp"
 
 #include <dlfcn.h>
@@ -8,17 +7,13 @@
 
 // Note [The NCCL backend loads its libraries]
 // A build with the NCCL backend must still start where libcudart and libnccl are absent (CPU
-// nodes, the CPU image, the Debian package, which cannot depend on them), so neither is linked:
-// each is dlopened on first use, and a run that asked for NCCL without it gets a CommError
-// (exit 5). The process must hold one copy of each (a second NCCL keeps its own state): the
-// build-time file, LibTorch's own where it ships one, comes first, and the loader reuses a file
-// already loaded.
+// nodes and images, the Debian package), so neither is linked: each is dlopened on first use. The
+// build-time file (LibTorch's own where it ships one) comes first, so the process holds one copy.
 
 namespace mnist_ddp::distributed {
 namespace {
 
-// Two steps, so a name the headers define as a macro (cudaEventRecord -> cudaEventRecord_ptsz
-// under per-thread default streams) becomes the symbol it stands for.
+// Two steps, so a name the headers define as a macro (cudaEventRecord_ptsz) becomes its symbol.
 #define MDDP_SYMBOL_NAME(name) MDDP_SYMBOL_NAME_OF(name)
 #define MDDP_SYMBOL_NAME_OF(name) #name
 // Sets library.name from `handle`, or returns the missing symbol's name.

@@ -11,8 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-// Every function the program calls but cudaMalloc (below); the libraries are not linked, so a
-// call missing here does not link.
+// Every function the program calls but cudaMalloc (below): a call missing here does not link.
 // clang-format off
 #define MDDP_CUDA_RUNTIME_FUNCTIONS(X) \
   X(cudaDeviceGetPCIBusId)             \
@@ -70,7 +69,7 @@ struct NcclLibrary {
   std::string path;
 };
 
-/// The file found at build time, then the soname of the headers' major through the loader's search.
+/// The file found at build time, then the soname of the headers' major version.
 std::vector<std::string> default_cuda_runtime_candidates();
 std::vector<std::string> default_nccl_candidates();
 

@@ -61,7 +61,6 @@ Reduction sixteen_bit_sum(at::ScalarType dtype) {
   return dtype == at::kBFloat16 ? bfloat16 : half;
 }
 
-/// An MPI_Iallreduce in flight.
 class MpiPendingCollective final : public PendingCollective {
  public:
   MpiPendingCollective(MpiWatchdog& watchdog, MPI_Request request, at::Tensor tensor, int divide_by)
@@ -140,8 +139,7 @@ void MpiCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
                                 watchdog_.comm(), &request));
   watchdog_.wait(request, "all_reduce of " + std::to_string(r.count) + " " +
                               c10::toString(tensor.scalar_type()));
-  // Note [Gradient averaging]: the sum is complete only once the allreduce has finished, so the
-  // division by the world size comes after it.
+  // Note [Gradient averaging]: divide only once the sum is complete.
   if (op == ReduceOp::kAverage) tensor.div_(size());
 }
 

@@ -12,8 +12,7 @@ namespace mnist_ddp::distributed {
 
 class MpiCommunicator final : public Communicator {
  public:
-  /// Collective. A wait past `timeout_seconds` throws CommError naming the missing ranks
-  /// (Note [Stall diagnosis]).
+  /// Collective. A wait past `timeout_seconds` throws CommError (Note [Stall diagnosis]).
   explicit MpiCommunicator(MPI_Comm comm,
                            double timeout_seconds = std::numeric_limits<double>::infinity())
       : watchdog_(comm, timeout_seconds) {}

@@ -17,8 +17,7 @@ namespace mnist_ddp::distributed {
 
 void check_mpi(int result, const char* expression, const char* file, int line);
 
-/// Keeps `buffer` alive until exit: a late message into an abandoned operation's freed buffer
-/// would corrupt memory.
+/// Keeps `buffer` alive until exit: a late message into a freed buffer would corrupt memory.
 void keep_until_exit(std::shared_ptr<const void> buffer);
 
 /// Thrown at a watched wait's timeout: the stalled rank would not join an agreement either.
@@ -27,10 +26,9 @@ struct CommTimeout : CommError {
 };
 
 /// Note [Stall diagnosis]. Each rank counts the collectives it starts and, while waiting, answers
-/// count queries on a duplicate communicator (never mixed with training traffic). On timeout a
-/// rank asks every peer and waits a short grace: a lower count had not joined; silence means
-/// stalled, dead or busy. Answers land in the watchdog, not the diagnosis, as they may come after
-/// it gave up; a peer with an answer outstanding is not asked again.
+/// count queries on a duplicate communicator. On timeout a rank asks every peer and waits a short
+/// grace: a lower count had not joined; silence means stalled, dead or busy. Answers land in the
+/// watchdog, as they may come after the diagnosis gave up; a peer still owing one is not re-asked.
 class MpiWatchdog {
  public:
   /// Collective: duplicates `comm` and gathers every rank's host name.
@@ -51,8 +49,7 @@ class MpiWatchdog {
   /// Tests `request` once (answering queries); true when it is complete.
   bool test(MPI_Request& request);
 
-  /// Throws CommTimeout after the timeout, keeping `buffers` (which a late rank may still
-  /// complete) until exit.
+  /// Throws CommTimeout after the timeout, keeping `buffers` (a late rank may write) until exit.
   void wait(MPI_Request& request, std::int64_t number, const std::string& what,
             std::shared_ptr<const void> buffers = nullptr);
   /// wait() for a collective just started on comm().

@@ -79,7 +79,11 @@ class NcclCommunicator::Pending final : public PendingCollective {
       keep_until_exit(std::make_shared<at::Tensor>(std::move(tensor_)));
       return;
     }
-    comm_.wait_quietly(done_.get());
+    try {
+      comm_.wait_for(done_.get(), "collective (waited for by a destructor)");
+    } catch (...) {
+      comm_.abort_comm();
+    }
   }
 
   bool test() override {
@@ -105,8 +109,7 @@ class NcclCommunicator::Pending final : public PendingCollective {
 NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_seconds)
     : device_(device), rank_(mpi.rank()), size_(mpi.size()), timeout_seconds_(timeout_seconds) {
   try {
-    // Agreed, so no rank waits in the broadcast for one that failed; the id lives on the heap
-    // for MpiWatchdog::wait.
+    // On the heap for MpiWatchdog::wait; agreed first, so no rank waits for one that failed.
     const auto id = std::make_shared<ncclUniqueId>();
     run_agreed(mpi, "NCCL set-up on device " + std::to_string(device_), [&] {
       nccl();  // loaded on every rank before the agreement: it may be missing on some
@@ -122,11 +125,9 @@ NcclCommunicator::NcclCommunicator(MpiWatchdog& mpi, int device, double timeout_
     MDDP_MPI_CHECK(MPI_Ibcast(id.get(), sizeof *id, MPI_BYTE, 0, mpi.comm(), &broadcast));
     mpi.wait(broadcast, "the broadcast of the NCCL unique id", id);
 
-    // Non-blocking and polled with the deadline and the peers' failures, so a rank that never
-    // joins or fails cannot keep the others (Note [Set-up failure is agreed while polling]).
+    // Non-blocking and polled (Note [Set-up failure is agreed while polling]), so a rank that never
+    // joins or fails cannot keep the others, unless NCCL_COMM_BLOCKING asks for blocking calls.
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    // Unless NCCL_COMM_BLOCKING asks NCCL for blocking calls: a blocking set-up or launch cannot be
-    // abandoned at the deadline, but settles the moment it returns (tests/gpu/README.md).
     if (std::getenv("NCCL_COMM_BLOCKING") == nullptr) config.blocking = 0;
     settle(
         locked([&] { return nccl().ncclCommInitRankConfig(&comm_, size_, *id, rank_, &config); }),
@@ -292,14 +293,6 @@ void NcclCommunicator::watch_caller_stream(const std::string& what) {
   Event done = new_event();
   MDDP_CUDA_CHECK(cuda_runtime().cudaEventRecord(done.get(), caller_stream()));
   watchdog_->watch(std::move(done), what);
-}
-
-void NcclCommunicator::wait_quietly(cudaEvent_t done) noexcept {
-  try {
-    wait_for(done, "collective (waited for by a destructor)");
-  } catch (...) {
-    abort_comm();
-  }
 }
 
 NcclCommunicator::Started NcclCommunicator::start_all_reduce(at::Tensor& tensor, ReduceOp op,

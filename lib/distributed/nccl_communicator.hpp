@@ -21,30 +21,25 @@
 namespace mnist_ddp::distributed {
 
 // Note [NCCL stream ordering]. NCCL runs on its own stream so bucket allreduces overlap backward.
-// An event on the caller's stream makes NCCL wait for the tensor's producer; waiting (or a test
-// that finds it done) makes the caller's stream wait for the collective's event. The caller's
-// stream is LibTorch's current stream on the device, read at each call as ProcessGroupNCCL does
-// (a captured training sets a side stream with a guard).
+// An event on the caller's stream (LibTorch's current one, read at each call) makes NCCL wait for
+// the tensor's producer; waiting, or a test that finds it done, makes the caller's stream wait for
+// the collective's event.
 
 // Note [One thread in NCCL at a time]. NCCL allows one thread per communicator, but the training
-// thread (or autograd's) and the watchdog both call ours, so every NCCL call on comm_ holds
-// nccl_mutex_, as in ProcessGroupNCCL; the communicator is non-blocking, so that is cheap. The
-// lock is never held while sleeping or joining the watchdog; the watchdog takes it inside its
-// queue lock, never the other way round, and after aborting keeps it until the process ends.
-// ncclGetLastError is process-wide and takes no lock.
+// (or autograd) thread and the watchdog both call ours: every NCCL call on comm_ holds nccl_mutex_.
+// It is never held while sleeping or joining the watchdog, which takes it inside its queue lock,
+// never the other way round, and after aborting keeps it until the process ends.
 
 // Note [Collectives in a captured step]. Allreduces enqueued while the caller's stream captures
-// a step (Note [The step as one CUDA graph]) join the graph through the stream-ordering events
-// and rerun at every replay. Events recorded in a capture must not be queried, so while capturing
-// a collective is never tested, a wait only orders the caller's stream, and nothing goes to the
-// watchdog; after each replay watch_caller_stream gives it an event behind the replay instead.
+// a step (Note [The step as one CUDA graph]) join the graph and rerun at every replay. Events
+// recorded in a capture must not be queried, so while capturing nothing is tested or watched; after
+// each replay watch_caller_stream gives the watchdog an event behind the replay instead.
 
 /// One rank per GPU, each on the device it selected beforehand.
 class NcclCommunicator final : public Communicator {
  public:
-  /// Collective over `mpi` (used only here); makes `device` current. Set-up or a wait past
-  /// `timeout_seconds`, or an async NCCL error, aborts and throws CommError; a set-up failure on
-  /// one rank ends every rank's (Note [Set-up failure is agreed while polling]).
+  /// Collective over `mpi` (used only here); makes `device` current. A wait past `timeout_seconds`
+  /// or an NCCL error aborts and throws CommError.
   NcclCommunicator(MpiWatchdog& mpi, int device,
                    double timeout_seconds = std::numeric_limits<double>::infinity());
   /// Finalizes, or aborts after a failure, a timeout or during unwinding: never hangs.
@@ -55,7 +50,6 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend() const override { return "nccl"; }
-  int device() const { return device_; }
 
   /// float, double, int32, int64, bfloat16, float16; kAverage (ncclAvg) on floating types only.
   void all_reduce(at::Tensor& tensor, ReduceOp op) override;
@@ -69,8 +63,7 @@ class NcclCommunicator final : public Communicator {
   void watch_caller_stream(const std::string& what);
 
  private:
-  /// What all_reduce_async returns; reaches the waits below.
-  class Pending;
+  class Pending;  // what all_reduce_async returns; nested, to reach the waits below
 
   struct Started {
     Event done;
@@ -83,19 +76,15 @@ class NcclCommunicator final : public Communicator {
   /// Enqueues `call` on stream_ after the caller's work (Note [NCCL stream ordering]).
   Started enqueue(const std::string& what, const std::function<ncclResult_t()>& call);
 
-  /// Polls for `done` and async errors, then orders the caller's stream after it; on an error or
-  /// timeout aborts and throws CommError.
+  /// Polls for `done` and async errors, then orders the caller's stream after it.
   void wait_for(cudaEvent_t done, const std::string& what);
   /// Once true, the caller's stream is ordered after `done`; throws as wait_for does.
   bool test(cudaEvent_t done, const std::string& what);
-  /// For destructors: on any failure aborts.
-  void wait_quietly(cudaEvent_t done) noexcept;
   /// Orders the caller's stream after `done` with no host wait; the watchdog takes the event.
   void hand_over(Event done, std::string what);
   /// CommError once failed; InternalError unless a contiguous CUDA tensor on device_.
   void check_tensor(const at::Tensor& tensor, const char* collective);
-  /// Polls while ncclInProgress; aborts and throws on an error. `peers` (set-up only) share
-  /// failures both ways (Note [Set-up failure is agreed while polling]).
+  /// Polls while ncclInProgress; aborts and throws on an error, shared with `peers` at set-up.
   void settle(ncclResult_t result, const std::string& what, PeerFailureWatch* peers = nullptr);
   /// Note [One thread in NCCL at a time].
   ncclResult_t locked(const std::function<ncclResult_t()>& call);

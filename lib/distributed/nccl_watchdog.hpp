@@ -16,11 +16,10 @@
 
 namespace mnist_ddp::distributed {
 
-/// Note [NCCL watchdog]. The host does not wait for bucket allreduces, only orders its stream
-/// after them, so a stalled peer would block a later read inside CUDA for ever. A thread watches
-/// each collective handed over; past the timeout or on an async NCCL error it prints, aborts the
-/// communicator (ending NCCL's kernels) and ends the job with 5 (Note [Ending the job]), as
-/// PyTorch's watchdog does.
+/// Note [NCCL watchdog]. The host only orders its stream after bucket allreduces, so a stalled
+/// peer would block a later read inside CUDA for ever. A thread watches each collective handed
+/// over; past the timeout or on an async NCCL error it prints, aborts the communicator and ends the
+/// job with 5 (Note [Ending the job]), as PyTorch's watchdog does.
 
 /// Why an NCCL collective waits past --comm-timeout, for stall_message.
 inline constexpr const char* kNcclStalled = "a rank stalled, died or called another collective";

@@ -12,15 +12,13 @@
 
 namespace mnist_ddp::distributed {
 
-/// Note [Set-up failure is agreed while polling]. In a locally polled collective step (NCCL's
-/// non-blocking init) peers of a failed rank would poll until --comm-timeout before the agreement
-/// after the step could tell them. So a failed rank announces it to every peer before cleaning up
-/// (aborting NCCL takes seconds) and pollers give up on an announcement; the agreement still
-/// decides the exit code. A rank that fails after hearing one reports the peer's (its own is
-/// likely an echo) and announces nothing. After the constructor nothing waits for a peer: one
-/// short MPI_Isend per peer (below eager limits) on a duplicate communicator. So after a failure
-/// the destructor frees pending sends but keeps their buffer and the duplicate: a freed context
-/// id may be reused by the next MPI_Comm_dup and receive a late announcement.
+/// Note [Set-up failure is agreed while polling]. In a locally polled step (NCCL's non-blocking
+/// init) peers of a failed rank would poll until --comm-timeout. So a failed rank announces it to
+/// every peer before cleaning up (aborting NCCL takes seconds), pollers give up on an announcement,
+/// and the agreement after the step still decides the exit code. A rank that fails after hearing
+/// one reports the peer's (its own is likely an echo) and announces nothing. An announcement is one
+/// short MPI_Isend per peer on a duplicate communicator, which a failure never frees: a reused
+/// context id would receive a late announcement.
 
 struct PeerFailure {
   int rank = 0;        // the rank that failed, in the watched communicator
@@ -40,8 +38,7 @@ class PeerFailureWatch {
   PeerFailureWatch(const PeerFailureWatch&) = delete;
   PeerFailureWatch& operator=(const PeerFailureWatch&) = delete;
 
-  /// Returns at once; only the first call sends, none after a peer's failure was heard. Best
-  /// effort: a peer an MPI error misses falls back to its timeout and the agreement.
+  /// Best effort, returns at once; only the first call sends, none after hearing a peer's failure.
   void announce(const std::string& reason) noexcept;
 
   /// The first failure a peer announced, once arrived; never waits.

@@ -14,8 +14,7 @@ using PollClock = std::chrono::steady_clock;
 /// False when `timeout_seconds` passed before `done_yet` returned true.
 bool poll_until(const std::function<bool()>& done_yet, double timeout_seconds);
 
-/// The one text of a wait past --comm-timeout: "still waiting after N s: <cause>; the job ends
-/// (raise --comm-timeout ...)".
+/// The one text of a wait past --comm-timeout: "still waiting after N s: <cause>; ...".
 std::string stall_message(double waited_seconds, const std::string& cause);
 
 }  // namespace mnist_ddp::distributed

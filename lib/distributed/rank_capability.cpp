@@ -25,11 +25,10 @@
 namespace mnist_ddp::distributed {
 
 // Note [Several NCCL ranks on one GPU]
-// NCCL refuses two ranks on one GPU only when it takes them for ranks of one host, and its host
-// is a hash of NCCL_HOSTID where that is set (src/misc/utils.cc, getHostHashOnce). Ranks with
-// distinct NCCL_HOSTIDs are then separate hosts to NCCL, each with a GPU of its own, even on one
-// GPU: tests run a real N-rank communicator that way. NCCL 2.30+ with NCCL_MULTI_RANK_GPU_ENABLE=1
-// lets ranks of one host share a GPU too. The placement check follows the same rules.
+// NCCL refuses two ranks on one GPU only when it takes them for ranks of one host, a hash of
+// NCCL_HOSTID where that is set: ranks with distinct NCCL_HOSTIDs may share a GPU (tests run a real
+// N-rank communicator so). NCCL 2.30+ with NCCL_MULTI_RANK_GPU_ENABLE=1 lets ranks of one host
+// share a GPU too. The placement check follows the same rules.
 std::string nccl_host_id() {
   const char* id = std::getenv("NCCL_HOSTID");
   return id != nullptr ? id : "";
@@ -53,8 +52,7 @@ bool nccl_shares_gpus() {
 
 namespace {
 
-/// Why this process cannot use CUDA ("this LibTorch 1.13.1 was built without CUDA", "no CUDA
-/// device is visible ..."), or "" when it can.
+/// Why this process cannot use CUDA, or "" when it can.
 std::string cuda_unavailable_reason() {
   if (!at::hasCUDA()) {
     return "this LibTorch (" TORCH_VERSION
@@ -143,7 +141,7 @@ std::vector<RankCapability> gather_capabilities(const World& world, const RankCa
   MPI_Request request = MPI_REQUEST_NULL;
   MDDP_MPI_CHECK(MPI_Iallgather(&record, sizeof record, MPI_BYTE, records.data(), sizeof record,
                                 MPI_BYTE, world.comm(), &request));
-  world.wait(request, "gathering every rank's devices");
+  world.watchdog().wait(request, "gathering every rank's devices");
   std::vector<RankCapability> all(records.size());
   for (size_t r = 0; r < records.size(); ++r) {
     for (size_t f = 0; f < kNumbers.size(); ++f) all[r].*kNumbers[f] = records[r].numbers[f];

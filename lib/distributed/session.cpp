@@ -30,14 +30,11 @@ Session open_session(const World& world, const config::DeviceRequest& request) {
   run_agreed(world, "setting up the communicator", [&] {
 #if MNIST_DDP_HAVE_NCCL
     if (plan.backend == config::Backend::kNccl) {
-      // The plan refused shared GPUs and chose this rank's device from every rank's capability.
-      // Selected on every rank, agreed first: NcclCommunicator's start-up is collective, and a
-      // rank without the device would never reach it.
+      // Agreed first: a rank without the device would never reach the collective start-up.
       run_agreed(world, "CUDA device selection", [&] { select_device(plan.device.index()); });
       auto nccl = std::make_unique<NcclCommunicator>(world.watchdog(), plan.device.index(),
                                                      request.comm_timeout);
-      NcclCommunicator* watched = nccl.get();
-      session.after_replay = [watched] {
+      session.after_replay = [watched = nccl.get()] {
         watched->watch_caller_stream("replay of the captured training step");
       };
       session.communicator = std::make_unique<StagingCommunicator>(std::move(nccl), plan.device);

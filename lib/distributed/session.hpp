@@ -14,15 +14,12 @@ namespace mnist_ddp::distributed {
 /// What a run trains over, the same kind on every rank.
 struct Session {
   DevicePlan plan;
-  std::unique_ptr<Communicator> communicator;  // takes tensors on any device (Note [Staged
-                                               // collectives])
-  /// After each replay of a captured step (Note [Collectives in a captured step]); does nothing
-  /// where no captured collective needs watching.
+  std::unique_ptr<Communicator> communicator;  // any device (Note [Staged collectives])
+  /// After each replay of a captured step (Note [Collectives in a captured step]).
   std::function<void()> after_replay = [] {};
 };
 
-/// Collective, agreed (Note [One agreement]): one plan from every rank's capability (Note [One
-/// plan for every rank]), then its communicator; sets this rank's intra-op threads.
+/// Collective, agreed: the plan, then its communicator; sets this rank's intra-op threads.
 Session open_session(const World& world, const config::DeviceRequest& request);
 
 /// Whether this build has the NCCL backend (cmake -DMNIST_DDP_NCCL=AUTO|ON found CUDA and NCCL).

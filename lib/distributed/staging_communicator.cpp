@@ -38,9 +38,6 @@ class StagedPendingCollective final : public PendingCollective {
 
 }  // namespace
 
-StagingCommunicator::StagingCommunicator(std::unique_ptr<Communicator> inner, c10::Device transport)
-    : inner_(std::move(inner)), transport_(transport) {}
-
 at::Tensor StagingCommunicator::to_transport(const at::Tensor& tensor) const {
   return tensor.contiguous().to(transport_);
 }

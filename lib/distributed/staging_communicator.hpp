@@ -15,7 +15,8 @@ namespace mnist_ddp::distributed {
 /// copied there and back; copies to and from a GPU are stream-ordered, so results arrive in order.
 class StagingCommunicator final : public Communicator {
  public:
-  StagingCommunicator(std::unique_ptr<Communicator> inner, c10::Device transport);
+  StagingCommunicator(std::unique_ptr<Communicator> inner, c10::Device transport)
+      : inner_(std::move(inner)), transport_(transport) {}
 
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }

@@ -33,8 +33,7 @@ bool mpi_running() {
 }  // namespace
 
 World::World(int* argc, char*** argv) {
-  // On CUDA the gradient hooks call MPI from autograd's thread; a lower level is refused only
-  // there (plan_devices).
+  // On CUDA the gradient hooks call MPI from autograd's thread: plan_devices refuses less there.
   MDDP_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &thread_level_));
   // Return codes become exceptions with a message, not Open MPI's silent job kill.
   MDDP_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -61,10 +60,6 @@ World::World(int* argc, char*** argv) {
 World::~World() {
   watchdog_.reset();  // frees its communicator while MPI is still up
   if (mpi_running()) MPI_Finalize();
-}
-
-void World::wait(MPI_Request& request, const std::string& what) const {
-  watchdog_->wait(request, what);
 }
 
 void World::set_comm_timeout(double seconds) { watchdog_->set_timeout(seconds); }

@@ -30,12 +30,9 @@ class World {
   const std::string& host() const { return host_; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
-  /// For a collective just started on comm(): CommTimeout after --comm-timeout naming `what` and
-  /// the ranks that had not joined (Note [Stall diagnosis]).
-  void wait(MPI_Request& request, const std::string& what) const;
-  /// For agreements and NCCL's set-up.
+  /// Watches start-up's collectives on comm() (Note [Stall diagnosis]).
   MpiWatchdog& watchdog() const { return *watchdog_; }
-  /// wait()'s deadline: the default --comm-timeout until the options are known.
+  /// The watchdog's deadline: the default --comm-timeout until the options are known.
   void set_comm_timeout(double seconds);
 
   /// "[rank 3@gpu07]": the prefix of every error line.
@@ -50,7 +47,7 @@ class World {
   int node_id_ = 0;
   int thread_level_ = 0;
   std::string host_;
-  std::unique_ptr<MpiWatchdog> watchdog_;  // of start-up's collectives on comm()
+  std::unique_ptr<MpiWatchdog> watchdog_;
 };
 
 /// World::label() where no World could be made: the rank from MPI where it started, else "?".
@@ -58,10 +55,9 @@ std::string process_label();
 
 // Note [Ending the job]. Failures end the program through agreements (Note [One agreement]) and
 // main's return. Only where no agreement can reach ranks blocked in a collective (an error outside
-// an agreed phase, a stalled NCCL collective) does abort_job end the job, and nothing else in the
-// library ends the process: MPI_Abort from the main thread where MPI runs; from another thread,
-// which MPI_THREAD_SERIALIZED keeps out of MPI, this process alone exits and the launcher (mpirun,
-// srun) ends the other ranks.
+// an agreed phase, a stalled NCCL collective) does abort_job end the job: MPI_Abort from the main
+// thread; from another thread, which MPI_THREAD_SERIALIZED keeps out of MPI, this process alone
+// exits and the launcher ends the other ranks.
 
 /// Ends the job with `code` (Note [Ending the job]).
 [[noreturn]] void abort_job(int code, bool from_main_thread = true);

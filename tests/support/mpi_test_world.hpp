@@ -11,7 +11,7 @@ namespace mnist_ddp::testing {
 /// with ranks oversubscribed on two cores, so only a hang reaches it.
 inline constexpr double kCommTimeoutSeconds = 60;
 
-/// The world of this test process; valid while the tests run. Its waits (World::wait) time out
+/// The world of this test process; valid while the tests run. Its waits (World::watchdog) time out
 /// after kCommTimeoutSeconds.
 const distributed::World& test_world();
 
