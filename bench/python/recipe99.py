@@ -62,7 +62,7 @@ class FastCnn(nn.Module):
 
 def pay_one_time_costs(make_network, batch, device="cpu"):
     """What mnist_ddp does before its training clock starts (Note [One-time costs before the
-    clock] in lib/train/one_time_costs.cpp): one forward and backward pass of a scratch network
+    clock] in lib/train/trainer.cpp): one forward and backward pass of a scratch network
     on a zero batch, so that the libraries' first-use costs (cuDNN's and cuBLAS's set-up, kernels
     loaded on first use, the CPU's thread pool) are not counted as training time. The random
     generators are put back: the run draws what it would have drawn without it."""

@@ -1,5 +1,4 @@
-// lib/run/training_run.cpp — a training run in its agreed phases: options compared -> session ->
-// data -> model and checkpoint -> outputs -> train -> export and summary -> exit code; signals.
+// lib/run/training_run.cpp — a training run in its agreed phases; the stop signals.
 #include "run/training_run.hpp"
 
 #include <csignal>
@@ -45,9 +44,8 @@ struct DataSets {
   data::Dataset test;
 };
 
-/// Collective, agreed: both splits of --data-dir, the same on every rank (shards and step counts
-/// follow from them), at least one training image per rank, then moved to `device`.
-/// `while_loading` runs inside the agreed load (fault injection).
+/// Collective, agreed: both splits of --data-dir, the same on every rank, at least one training
+/// image per rank, then moved to `device`; `while_loading` runs inside the agreed load.
 DataSets load_data_sets(const distributed::World& world, const config::TrainConfig& config,
                         c10::Device device, const std::function<void()>& while_loading) {
   DataSets sets;

@@ -11,9 +11,8 @@
 // Note [Fused optimizer kernels]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // LibTorch >= 2.4 has torch.optim's fused=True kernels, taking the rate and step count as device
-// tensors: one launch for all parameters, where the foreach form (1.13 has nothing fused) takes
-// O(N) launches, each costly even inside a CUDA graph. Both agree with Optimizer::step() to
-// float32 rounding.
+// tensors: one launch for all parameters, where the foreach form takes O(N) launches, each costly
+// even inside a CUDA graph.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 #define MNIST_DDP_FUSED_OPTIMIZERS 1
 #else

@@ -21,15 +21,12 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::TrainConfi
 
 /// Note [An optimizer step without host values]. LibTorch's SGD and Adam pass the rate and Adam's
 /// step count to kernels as host numbers, which a CUDA graph would freeze at capture. So
-/// prepare(lr) does the bookkeeping on the host (zero state before a parameter's first step, which
-/// matches LibTorch's first update) and writes the changing values into device tensors; apply() is
-/// device work alone, the part a capture replays. State stays in the optimizer's own objects, so
-/// checkpoints are unchanged. Results match Optimizer::step() to float32 rounding, not bit for
-/// bit. Note [Fused optimizer kernels] in device_optimizer.cpp.
+/// prepare(lr) does the host bookkeeping and writes the changing values into device tensors;
+/// apply() is device work alone, the part a capture replays. State stays in the optimizer's own
+/// objects, so checkpoints are unchanged; results match Optimizer::step() to float32 rounding.
 class DeviceOptimizer {
  public:
-  /// `optimizer`: SGD (no dampening or Nesterov) or Adam (no AMSGrad), one parameter group, as
-  /// make_optimizer makes them; it must outlive this.
+  /// `optimizer`, as make_optimizer makes it (one group, no dampening), must outlive this.
   explicit DeviceOptimizer(torch::optim::Optimizer& optimizer);
 
   /// Host part of a step at rate `lr`; before apply() or the replay that captured it.
@@ -39,7 +36,6 @@ class DeviceOptimizer {
   void apply();
 
  private:
-  /// Fills the tensors apply() reads.
   void write_device_values(double lr, std::int64_t adam_step);
   void apply_sgd();
   void apply_adam();

@@ -45,7 +45,6 @@ class FaultInjector {
   void while_capturing() const;
 
  private:
-  /// Whether the fault is this rank's, in `phase`.
   bool planned(FaultPhase phase) const;
   /// Fails in the planned way; `when` ends the message ("after step 25").
   void fail(const std::string& when) const;

@@ -60,10 +60,8 @@ namespace {
 // Note [Graphed steps rehearsed on the CPU]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A testing aid, never a default: with MNIST_DDP_REHEARSE_GRAPHS=1 a CPU run takes the graphed
-// path, where GraphedStep, having nothing to capture, runs the step's body eagerly at each
-// "replay". So the GPU checks of graphed runs (tests/gpu/multirank.sh) reach their verdicts on
-// the CPU: the banner, the launch and device phases, a planted capture failure agreed across
-// ranks, faults during replays. Over MPI, which stands in for NCCL there.
+// path, where GraphedStep, having nothing to capture, runs the body eagerly at each "replay" (over
+// MPI), so the GPU checks of graphed runs (tests/gpu/multirank.sh) also run on the CPU.
 constexpr const char* kRehearsal = "MNIST_DDP_REHEARSE_GRAPHS";
 
 bool rehearsed_on_cpu(const distributed::DevicePlan& plan) {
@@ -208,8 +206,7 @@ struct GraphedStep::Capture {
     }
   }
 
-  /// Rethrows the exception being handled: the program's own errors as they are (they keep their
-  /// exit codes, a collective's 5), any other as the capture's failure.
+  /// Rethrows the exception being handled: the program's own errors (and exit codes) as they are.
   [[noreturn]] static void rethrow_capture_failure() {
     try {
       throw;
@@ -221,14 +218,11 @@ struct GraphedStep::Capture {
     }
   }
 
-  /// Ends a capture that the body left midway, so that the error path finds the stream, the
-  /// allocator and this thread usable: a stream left capturing fails every later CUDA call made
-  /// on it, and those errors would hide the one that matters.
+  /// Ends a capture the body left midway: a stream left capturing fails every later CUDA call on
+  /// it, and those errors would hide the one that matters.
   void abandon(const at::cuda::CUDAStream& stream) noexcept {
     try {
-      // Ends the stream's capture and, where LibTorch gets that far before throwing on a broken
-      // one, the allocator's; whatever it leaves is the ending run's.
-      graph->capture_end();
+      graph->capture_end();  // the stream's capture and, if LibTorch gets that far, the allocator's
     } catch (...) {
     }
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -317,14 +311,6 @@ std::string GraphedStep::capture(const std::function<void()>& in_capture) {
   }
 }
 
-void GraphedStep::replay() {
-  if (capture_) {
-    capture_->replay();
-  } else {
-    body_();
-  }
-}
-
 bool GraphedStep::replaying() const { return captured_ && capture_; }
 
 std::int64_t GraphedStep::nodes() const { return captured_ && capture_ ? capture_->nodes : 0; }
@@ -350,7 +336,11 @@ bool GraphedStep::run(const std::function<void()>& in_capture) {
     }
     captured_ = true;
   }
-  replay();
+  if (capture_) {
+    capture_->replay();
+  } else {
+    body_();  // nothing to capture: the "replay" runs the body eagerly
+  }
   return true;
 }
 

@@ -21,8 +21,7 @@ struct GraphPlan {
 };
 
 /// From the agreed plan, so the same on every rank: capture needs CUDA, ddp, fp32, no grad-accum,
-/// NCCL. Elsewhere `auto` runs eagerly, `on` throws UsageError (exit 2). Note [The step as one
-/// CUDA graph] in graphed_step.cpp.
+/// NCCL. Elsewhere `auto` runs eagerly, `on` throws UsageError (exit 2).
 GraphPlan plan_cuda_graph(const config::TrainConfig& config, const distributed::DevicePlan& plan);
 
 /// Whether this build captures CUDA graphs (LibTorch 2.x with CUDA, not MNIST_DDP_CUDA_GRAPHS=OFF).
@@ -72,12 +71,10 @@ class GraphedStep {
  private:
   struct Capture;  // the graph, where CUDA graphs are built in
 
-  /// Null where there is nothing to capture (the CPU, or a build without CUDA graphs).
   static std::unique_ptr<Capture> make_capture(c10::Device device,
                                                std::function<void()> after_replay);
   /// Captures `body_` on this rank: "" when it worked, else why not.
   std::string capture(const std::function<void()>& in_capture);
-  void replay();
 
   std::function<void()> body_;
   distributed::Communicator& comm_;

@@ -1,5 +1,4 @@
-// lib/train/phases.hpp — provides: Phase, the parts of a training step's time, each with its one
-// name, and PhaseTimes, seconds per phase.
+// lib/train/phases.hpp — provides: Phase (a step's parts, each with its one name), PhaseTimes.
 #pragma once
 
 #include <algorithm>

@@ -119,16 +119,15 @@ StepResult Step::run(const TrainerHooks& hooks) {
 
 // Note [Stop agreement]
 // ~~~~~~~~~~~~~~~~~~~~~~
-// A stop request (a preemption's signal, Ctrl-C) reaches ranks at different steps, yet every rank
-// must stop after the same step, or one waits in a collective the others never join. So each
-// step's last gradient bucket carries this rank's request as one more element, 0 or 1, averaged
-// with the gradients: the result is above 0 exactly when some rank asked. Every rank reads the
-// same value after the same step and stops together, at no cost of a message of its own; on a
-// GPU the read waits for the device, so it is made only every kCudaStopCheckSteps and before
-// other reads (Note [The device's time in the phases]). Ranks that do not communicate read their
-// own request. A loss that is not finite marks the same element with a far larger value, on the
-// device, before the backward: the same read then tells every rank to stop for that (exit 8),
-// and only then does Note [One agreement] run, to find the rank that saw it and let it say so.
+// A stop request (a preemption's signal, Ctrl-C) reaches ranks at different steps, yet all must
+// stop after the same step, or one waits in a collective the others never join. So each step's
+// last gradient bucket carries this rank's request as one more element, 0 or 1, averaged with the
+// gradients: above 0 exactly when some rank asked, read by every rank after the same step, at no
+// cost of a message of its own (on a GPU only every kCudaStopCheckSteps and before other reads,
+// Note [The device's time in the phases]). A loss that is not finite marks the same element with a
+// far larger value, on the device: every rank stops for that (exit 8), and only then does
+// Note [One agreement] run, to find the rank that saw it. Ranks that do not communicate read their
+// own request.
 
 void Step::forward_backward(const at::Tensor& indices, int micro_batches, bool communicate,
                             PhaseClock& clock) {

@@ -1,4 +1,4 @@
-// lib/train/trainer.cpp — the training loop.
+// lib/train/trainer.cpp — the training loop; evaluation; the one-time costs paid before it.
 #include "train/trainer.hpp"
 
 #include <algorithm>
@@ -6,6 +6,8 @@
 #include <limits>
 
 #include <ATen/ATen.h>
+#include <torch/autograd.h>
+#include <torch/cuda.h>
 #include <torch/utils.h>
 
 #include "common/error.hpp"
@@ -13,8 +15,8 @@
 #include "config/options.hpp"
 #include "ddp/gradient_reducer.hpp"
 #include "distributed/agreement.hpp"
-#include "train/evaluator.hpp"
-#include "train/one_time_costs.hpp"
+#include "model/autocast_scope.hpp"
+#include "model/classification_loss.hpp"
 
 namespace mnist_ddp::train {
 namespace {
@@ -36,6 +38,26 @@ std::int64_t steps_for(std::int64_t samples, std::int64_t batch_size, std::int64
   return (batches + grad_accum - 1) / grad_accum;
 }
 
+/// LibTorch's default generator of `device`; a handle, so changes through it reach the generator.
+at::Generator default_generator(c10::Device device) {
+  return device.is_cuda() ? at::globalContext().defaultGenerator(device)
+                          : at::detail::getDefaultCPUGenerator();
+}
+
+/// Restores `device`'s default generator state at scope exit.
+class GeneratorStateGuard {
+ public:
+  explicit GeneratorStateGuard(c10::Device device)
+      : generator_(default_generator(device)), state_(generator_.get_state()) {}
+  ~GeneratorStateGuard() { generator_.set_state(state_); }
+  GeneratorStateGuard(const GeneratorStateGuard&) = delete;
+  GeneratorStateGuard& operator=(const GeneratorStateGuard&) = delete;
+
+ private:
+  at::Generator generator_;
+  at::Tensor state_;
+};
+
 /// Note [One-time costs before the clock] on every device, at the first step's batch size.
 double pay_first_uses(const config::TrainConfig& config, const distributed::DevicePlan& plan,
                       std::int64_t shard) {
@@ -52,6 +74,75 @@ double pay_first_uses(const config::TrainConfig& config, const distributed::Devi
 }
 
 }  // namespace
+
+// Note [One-time costs before the clock]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A process's first forward and backward pays set-up (cuDNN/cuBLAS handles, algorithm choice,
+// lazy kernel loading, thread pools, oneDNN primitives) that is not training. So it is paid before
+// the clock, on a network of its own with the batch shape: the trained model, its hooks (no
+// collective runs) and its random draws are untouched. startup_s and one_time_costs_s show it.
+
+double pay_one_time_costs(config::Model architecture, c10::Device device, std::int64_t batch_size,
+                          bool bf16) {
+  const auto start = std::chrono::steady_clock::now();
+  const GeneratorStateGuard cpu_generator{c10::Device(c10::kCPU)};  // the network's initial values
+  std::optional<GeneratorStateGuard> device_generator;              // its dropout masks
+  if (device.is_cuda()) device_generator.emplace(device);
+  {
+    const std::shared_ptr<model::Classifier> network = model::make_model(architecture);
+    network->to(device);
+    network->train();
+    const at::TensorOptions on_device = at::TensorOptions().device(device);
+    const at::Tensor images = at::zeros({batch_size, 1, 28, 28}, on_device.dtype(at::kFloat));
+    const at::Tensor labels = at::zeros({batch_size}, on_device.dtype(at::kLong));
+    at::Tensor loss;
+    {
+      const model::AutocastScope autocast(device.type(), bf16);
+      loss = model::classification_loss(network->forward(images), labels);
+    }
+    torch::autograd::backward({loss});
+  }
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  return seconds_since(start);
+}
+
+EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
+                    const data::BatchMaker& batches, distributed::Communicator& comm,
+                    int batch_size, bool bf16) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+
+  const at::Device device = dataset.images.device();
+  const at::Tensor shard = at::arange(comm.rank(), dataset.size(), comm.size(),
+                                      at::TensorOptions(at::kLong).device(device));
+  // Double sums, so splitting into batches and ranks changes only a double's last bits.
+  at::Tensor loss_sum = at::zeros({}, at::TensorOptions(at::kDouble).device(device));
+  at::Tensor correct = at::zeros({}, at::TensorOptions(at::kLong).device(device));
+  for (std::int64_t start = 0; start < shard.size(0); start += batch_size) {
+    const data::Batch batch = batches.make(
+        shard.narrow(0, start, std::min<std::int64_t>(batch_size, shard.size(0) - start)));
+    const at::Tensor logits = [&] {
+      const model::AutocastScope autocast(device.type(), bf16);
+      return model.forward(batch.inputs);
+    }();
+    loss_sum +=
+        at::cross_entropy_loss(logits.to(at::kDouble), batch.targets, {}, at::Reduction::Sum);
+    correct += logits.argmax(1).eq(batch.targets).sum();
+  }
+  at::Tensor totals =
+      at::stack({loss_sum.cpu(), correct.cpu().to(at::kDouble),
+                 at::scalar_tensor(static_cast<double>(shard.size(0)), at::kDouble)});
+  comm.all_reduce(totals, distributed::ReduceOp::kSum);
+  if (was_training) model.train();
+
+  EvalResult result;
+  result.count = static_cast<std::int64_t>(totals[2].item<double>());
+  result.correct = static_cast<std::int64_t>(totals[1].item<double>());
+  result.loss = totals[0].item<double>() / static_cast<double>(result.count);
+  result.accuracy = static_cast<double>(result.correct) / static_cast<double>(result.count);
+  return result;
+}
 
 Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
                  distributed::Communicator& comm, model::Classifier& model,

@@ -1,4 +1,4 @@
-// lib/train/trainer.hpp — provides: Trainer: the loop, evaluations, checkpoints, resume.
+// lib/train/trainer.hpp — provides: Trainer (the loop, resume), evaluate, pay_one_time_costs.
 #pragma once
 
 #include <chrono>
@@ -15,10 +15,19 @@
 
 namespace mnist_ddp::train {
 
+/// Rank r evaluates samples r, r + W, ... (no padding); one allreduce gives every rank the whole
+/// set's result. Runs where `dataset` lives, as the model must; `bf16`: forward under autocast.
+EvalResult evaluate(model::Classifier& model, const data::Dataset& dataset,
+                    const data::BatchMaker& batches, distributed::Communicator& comm,
+                    int batch_size, bool bf16 = false);
+
+/// Forward, loss and backward of a fresh `architecture` on a zero batch; returns its seconds. The
+/// default generators are left as they were (Note [One-time costs before the clock]).
+double pay_one_time_costs(config::Model architecture, c10::Device device, std::int64_t batch_size,
+                          bool bf16);
+
 /// Every rank constructs it with the same config and data, already on `plan.device`; rank 0's
-/// parameters are broadcast. With `graphs.capture` training runs on one side stream (Note [One
-/// stream for a captured training]); first-use costs are paid at construction, off the clock
-/// (Note [One-time costs before the clock]).
+/// parameters are broadcast, and first-use costs paid off the clock (pay_one_time_costs).
 class Trainer {
  public:
   Trainer(const config::TrainConfig& config, const distributed::DevicePlan& plan,
@@ -37,8 +46,7 @@ class Trainer {
 
   const checkpoint::TrainProgress& progress() const { return progress_; }
 
-  /// The steps of --epochs, over which --lr-schedule anneals; --max-steps does not reshape it, so
-  /// a run stopped there resumes exactly.
+  /// The steps of --epochs, over which --lr-schedule anneals (not cut by --max-steps: resumable).
   std::int64_t total_steps() const { return total_steps_on(comm_.size()); }
   /// total_steps() of the same run on `world_size` ranks (of a checkpoint's writers).
   std::int64_t total_steps_on(int world_size) const;
@@ -50,18 +58,14 @@ class Trainer {
   EvalResult evaluate_test_set();
 
  private:
-  /// Collective: ends the run with kNotFinite (Note [Stop agreement]); a rank whose training loss
-  /// is not finite, or with `what` ("the weights are") every rank, says so.
+  /// Collective: ends the run with kNotFinite (Note [Stop agreement]); `what`: "the weights are".
   [[noreturn]] void stop_not_finite(const std::string& what = "");
-  /// Trains the rest of the current epoch, or until `step_limit` or an agreed stop; the run
-  /// trained `seconds_before` before it.
+  /// The rest of the epoch, up to `step_limit` or an agreed stop, after `seconds_before` trained.
   EpochReport train_epoch(std::int64_t step_limit, double seconds_before,
                           const TrainerHooks& hooks);
-  /// The step's StepReport (with a LogWindow every --log-every steps).
   void report_step(const StepResult& step, const TrainerHooks& hooks);
   /// Collective: whether any rank has been asked to stop.
   bool agree_to_stop(const TrainerHooks& hooks);
-  /// Calls hooks.on_checkpoint, timed as a span.
   void checkpoint_at(const TrainerHooks& hooks, checkpoint::CheckpointPoint point);
   /// Collective: keeps the first result reaching --target-accuracy in target_.
   EvalReport evaluate_and_report(const TrainerHooks& hooks, double train_seconds);

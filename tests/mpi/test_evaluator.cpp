@@ -9,7 +9,7 @@
 #include "distributed/mpi_communicator.hpp"
 #include "support/mpi_test_world.hpp"
 #include "support/synthetic_dataset.hpp"
-#include "train/evaluator.hpp"
+#include "train/trainer.hpp"
 
 namespace mnist_ddp::train {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/autocast_scope.hpp"
-#include "train/one_time_costs.hpp"
+#include "train/trainer.hpp"
 
 namespace mnist_ddp::testing {
 namespace {
