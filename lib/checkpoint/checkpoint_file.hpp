@@ -41,13 +41,11 @@ std::uint32_t checkpoint_checksum(std::string_view file_bytes);
 /// The type's name in the checkpoint format ("float32"; Note [Checkpoint format]), else LibTorch's.
 std::string type_name(at::ScalarType type);
 
-/// `text` parsed, or CheckpointError("<what>: <problem>") when over `max_bytes` or 16 levels deep:
-/// copying, printing or freeing a value recurses per level, so depth could exhaust the stack.
+/// `text` parsed, or CheckpointError("<what>: <problem>") past `max_bytes` or 16 levels (stack).
 nlohmann::json parse_bounded_json(std::string_view text, std::size_t max_bytes,
                                   const std::string& what);
 
-/// `value` as T when it is a JSON integer within T's range, else nullopt. Not get<T>(): its
-/// static_cast is undefined for an out-of-range double and wraps integers silently.
+/// `value` as T when a JSON integer in T's range, else nullopt (get<T>() wraps or is undefined).
 template <typename T>
 std::optional<T> exact_integer(const nlohmann::json& value) {
   static_assert(std::is_integral_v<T> && sizeof(T) <= sizeof(std::uint64_t));

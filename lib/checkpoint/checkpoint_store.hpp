@@ -22,8 +22,7 @@ struct StoredCheckpoint : LoadedCheckpoint {
 /// The largest checkpoint file read: a model's takes a few MB.
 constexpr std::uint64_t kMaxCheckpointBytes = std::uint64_t{1} << 30;
 
-/// Files: ckpt-step-<9 digits>.mddp and its .json manifest (run, step, size, CRC-32), written
-/// after it, so a manifest always describes a complete file.
+/// ckpt-step-<9 digits>.mddp, then its .json manifest: a manifest always has a complete file.
 /// Note [A folder holds one run]: a run writes only into a folder it claimed, and prunes only its
 /// own checkpoints older than the one just written, so no run deletes another's or its newest, and
 /// `--resume auto` never picks up another run or a future an older resume abandoned.
@@ -32,9 +31,8 @@ class CheckpointStore {
   /// Creates `folder` when missing. `keep_last` >= 1 checkpoints are kept.
   CheckpointStore(std::string folder, int keep_last);
 
-  /// Makes the folder run `run`'s, continuing `resumed` (none: fresh). Checkpoints it would not
-  /// continue from (another run's, its own after `resumed`) are deleted by the first save with
-  /// `replace`; without, throws UsageError naming one.
+  /// Makes the folder run `run`'s, continuing `resumed` (none: fresh). Checkpoints it does not
+  /// continue from go at the first save with `replace`; without, throws UsageError naming one.
   void claim(const std::string& run, const std::optional<CheckpointMeta>& resumed, bool replace);
 
   /// Writes checkpoint and manifest (plus run, file, bytes, crc32) atomically, prunes the run's

@@ -57,8 +57,6 @@ Checkpointer::Checkpointer(const config::TrainConfig& config, const distributed:
 
 std::optional<LoadedCheckpoint> Checkpointer::load() {
   std::optional<StoredCheckpoint> stored;
-  // Fails here, on rank 0, agreed: a damaged checkpoint ends every rank with exit 4, a folder
-  // this run may not write into with exit 2.
   distributed::run_agreed(world_, "reading the checkpoint", [&] {
     if (world_.rank() != 0) return;
     if (config_.resume.from == config::ResumeFrom::kAuto) {
@@ -95,9 +93,8 @@ std::optional<LoadedCheckpoint> Checkpointer::load() {
   return loaded;
 }
 
-// Note [Every rank waits for the checkpoint]: the write is agreed, so no rank returns before rank
-// 0's checkpoint is durable or every rank knows it failed: a launcher that ends the other ranks
-// when one exits (after a stop signal) cannot cut the write short, and a full disk ends all alike.
+// Note [Every rank waits for the checkpoint]: the write is agreed, so no rank returns before it is
+// durable or known failed: a launcher that ends the others when one exits cannot cut it short.
 void Checkpointer::save(CheckpointPoint point, const std::function<CheckpointContents()>& collect) {
   if (config_.checkpoint_dir.empty()) return;
   const auto start = std::chrono::steady_clock::now();

@@ -13,8 +13,7 @@ namespace mnist_ddp::checkpoint {
 
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
-// LibTorch 1.13 keys optimizer state by the text of the parameter's TensorImpl address,
-// LibTorch 2.x by the address itself; the map's key type says which.
+// Optimizer state is keyed by the parameter's TensorImpl address: as text in LibTorch 1.13.
 using OptimizerStateMap = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>;
 using OptimizerStateKey = typename OptimizerStateMap::key_type;
 
@@ -35,8 +34,7 @@ void load_optimizer_state(torch::optim::Optimizer& optimizer,
                           const std::vector<at::Tensor>& parameters,
                           const std::map<std::string, at::Tensor>& saved);
 
-/// Throws CheckpointError unless saved tensor `name` has `like`'s shape and type; never converts:
-/// float64 weights for a float32 model are another build's checkpoint.
+/// Throws CheckpointError unless saved tensor `name` has `like`'s shape and type (never converts).
 void check_fits(const std::string& name, const at::Tensor& saved, const at::Tensor& like);
 
 }  // namespace mnist_ddp::checkpoint

@@ -68,11 +68,8 @@ void copy_module_tensors(const std::vector<std::pair<at::Tensor, at::Tensor>>& p
   for (const auto& [into, from] : pairs) into.copy_(from);
 }
 
-// Note [A generator state is a tensor of its own]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Rank r's state is row r of a (ranks, bytes) tensor, which starts inside the storage for r > 0.
-// LibTorch 2.14's CPUGeneratorImpl::set_state misreads such a view (1.13 and 2.6 do not), so a
-// row is cloned into a tensor of its own before any generator sees it.
+// Note [A generator state is a tensor of its own]: some LibTorch versions' set_state misread a
+// row of the (ranks, bytes) tensor, a view inside its storage, so each row is cloned first.
 /// The checkpoint's RNG states: uint8, a row per rank, each one a CPU generator accepts.
 at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, int world_size) {
   const auto found = saved.find("rng_states");
@@ -187,9 +184,8 @@ CheckpointContents make_checkpoint(const config::TrainConfig& config, std::int64
   return contents;
 }
 
-// Note [Restore is all or nothing]: every tensor is checked before anything is copied, so a
-// refused checkpoint leaves model and optimizer unchanged; only GPU out-of-memory in the copies
-// can stop half way.
+// Note [Restore is all or nothing]: every tensor is checked before any is copied, so a refused
+// checkpoint leaves model and optimizer unchanged (only GPU out-of-memory can stop half way).
 RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::TrainConfig& config,
                                std::int64_t train_size, model::Classifier& model,
                                torch::optim::Optimizer& optimizer) {
@@ -209,7 +205,6 @@ RestoredRun restore_checkpoint(const LoadedCheckpoint& loaded, const config::Tra
   });
   at::Tensor rng_states = checked_rng_states(saved, loaded.meta.world_size);
   at::Tensor cuda_rng_states = checked_cuda_rng_states(saved, loaded.meta.world_size);
-  // Checks every entry before it replaces the optimizer's state.
   load_optimizer_state(optimizer, model.parameters(), saved);
   copy_module_tensors(module_tensors);
   return RestoredRun{std::move(rng_states), std::move(cuda_rng_states)};

@@ -5,8 +5,7 @@
 
 namespace mnist_ddp::config {
 
-/// The options that decide devices, transport and threads: distributed/ takes these alone. The
-/// defaults are TrainConfig's.
+/// The options that decide devices, transport and threads: distributed/ takes these alone.
 struct DeviceRequest {
   Device device = TrainConfig().device;
   Backend backend = TrainConfig().backend;

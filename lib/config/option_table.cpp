@@ -1,5 +1,4 @@
-// lib/config/option_table.cpp — train_options(), bench_options(): every option of mnist_ddp and
-// of allreduce_bench, one entry each.
+// lib/config/option_table.cpp — train_options(), bench_options(): every option, one entry each.
 #include "config/bench_options.hpp"
 #include "config/options.hpp"
 

@@ -28,8 +28,7 @@ namespace mnist_ddp::config {
 namespace {
 
 constexpr const char* kEnvPrefix = "MNIST_DDP_";
-// MNIST_DDP_* variables that are no option (the testing aids, the scripts', ctest's): no warning
-// names them.
+// MNIST_DDP_* variables that are no option (testing aids, scripts'): no warning names them.
 constexpr std::array kOtherVariables = {"MNIST_DDP_FAULT",
                                         "MNIST_DDP_BIN",
                                         "MNIST_DDP_LAUNCHER",
@@ -56,9 +55,8 @@ struct Substitutions : po::error_with_option_name {
   }
 };
 
-// Note [Boost option error placeholders]: Boost 1.74 replaces %value%, %canonical_option% ...
-// until none is left, so user text holding one (`--lr %value%`) loops forever; such text is
-// shown with each '%' as "%25" (no placeholder name starts with "25").
+// Note [Boost option error placeholders]: Boost 1.74 substitutes %value% etc. until none is left,
+// so user text holding one loops forever; its '%' are shown as "%25" (no placeholder starts "25").
 /// `error.what()`, but it always returns.
 std::string option_error_text(po::error& error) {
   if (auto* named = dynamic_cast<po::error_with_option_name*>(&error)) {
@@ -389,12 +387,8 @@ Command parse_command(int argc, const char* const argv[], const OptionTable& opt
   command_line.add(command_line_only()).add(training);
 
   po::variables_map values = command_line_values(argc, argv, command_line);
-  if (values.count("help")) {
-    command.action = Action::kHelp;
-    return command;
-  }
-  if (values.count("version")) {
-    command.action = Action::kVersion;
+  if (values.count("help") || values.count("version")) {
+    command.action = values.count("help") ? Action::kHelp : Action::kVersion;
     return command;
   }
   store_environment(training, values);

@@ -1,5 +1,4 @@
-// lib/config/train_config.hpp — provides: TrainConfig with its defaults, the choice enums,
-// Resume, StepRange.
+// lib/config/train_config.hpp — provides: TrainConfig, the choice enums, Resume, StepRange.
 #pragma once
 
 #include <array>
@@ -66,8 +65,7 @@ struct TrainConfig {
   int epochs = 5;
   int batch_size = 64;
   int global_batch_size = 0;
-  int test_batch_size =
-      100;  // not the example's 1000: the cnn's memory grows with it, its speed does not
+  int test_batch_size = 100;  // not the example's 1000: cnn memory grows with it, speed does not
   Optimizer optimizer = Optimizer::kSgd;
   double lr = 0.01;
   double momentum = 0.0;

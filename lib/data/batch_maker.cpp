@@ -11,10 +11,8 @@
 namespace mnist_ddp::data {
 namespace {
 
-// Note [Batches on one thread]
-// A CPU batch is so small that ATen's parallel regions cost more than the work, so one loop on
-// the calling thread gathers and normalizes it. Its rounding must stay the tensor operations':
-// float(pixel) * scale rounded to float, then + shift rounded again (tests compare bits).
+// Note [Batches on one thread]: ATen's parallel regions cost more than a CPU batch's work, so one
+// loop gathers and normalizes it, rounding as the tensor operations do (tests compare bits).
 
 /// One image: `count` pixels to `pixel * scale + shift`.
 void normalize_image(const std::uint8_t* __restrict pixels, std::int64_t count, float scale,
@@ -25,8 +23,7 @@ void normalize_image(const std::uint8_t* __restrict pixels, std::int64_t count, 
   }
 }
 
-// Images read ahead of the one normalized: a batch's images lie at random in a data set that
-// outgrows the caches, so each would otherwise wait on memory line by line.
+// Images read ahead: a batch's images lie at random in a data set that outgrows the caches.
 constexpr std::int64_t kPrefetchAhead = 2;
 constexpr std::int64_t kCacheLine = 64;
 
@@ -40,9 +37,8 @@ void prefetch(const std::uint8_t* images, const std::int64_t* labels, std::int64
   __builtin_prefetch(labels + k);
 }
 
-// Note [A normalized copy on the GPU]
-// A GPU step is bound by kernel launches, so the data set is normalized once and each batch is a
-// single gather (at 4 bytes a pixel). The CPU keeps uint8: there the memory read is the cost.
+// Note [A normalized copy on the GPU]: a GPU step is bound by kernel launches, so the data set is
+// normalized once and a batch is one gather; the CPU keeps uint8, where memory reads are the cost.
 
 double scale_for(double std) { return 1.0 / (255.0 * std); }
 

@@ -18,8 +18,7 @@ at::Tensor normalized_images(const at::Tensor& images, double mean, double std);
 /// Turns sample indices into normalized model inputs.
 class BatchMaker {
  public:
-  /// `mean` and `std` of pixels in [0, 1], as torchvision's Normalize. Note [A normalized copy on
-  /// the GPU].
+  /// `mean` and `std` of pixels in [0, 1], as torchvision's Normalize.
   BatchMaker(const Dataset& dataset, double mean, double std);
 
   /// The batch for `indices` (int64, any length up to the data set size).

@@ -52,14 +52,9 @@ DistributedSampler::DistributedSampler(std::int64_t dataset_size, int world_size
   TORCH_CHECK(dataset_size >= 1, "cannot sample from an empty data set");
 }
 
-// Note [Elastic resume]
-// ~~~~~~~~~~~~~~~~~~~~~~
-// An epoch is one permutation of the data set, the same on every rank and for every world size
-// (seeded by seed and epoch), and a step of W ranks consumes the next W x batch positions of it,
-// rank r taking positions r, r + W, ... So a checkpoint need only record the global position
-// reached: any world size resumes from there, splitting the rest of the same permutation among
-// its ranks, and no sample is skipped or repeated beyond the last batch's padding. Only the
-// padding, by wrap-around to a multiple of the new world size, is computed afresh.
+// Note [Elastic resume]: an epoch is one permutation, the same for every world size, and a step of
+// W ranks consumes its next W x batch positions, so a checkpoint records only the global position
+// reached and any world size resumes there; only the wrap-around padding is computed afresh.
 at::Tensor DistributedSampler::indices_from(std::int64_t position) const {
   TORCH_CHECK(position >= 0, "sample position ", position, " is negative");
   const at::Tensor order = shuffle_ ? epoch_permutation(dataset_size_, seed_, epoch_)

@@ -8,8 +8,7 @@
 namespace mnist_ddp::data {
 
 /// Splits `dataset_size` samples over `world_size` ranks as PyTorch does: an order seeded by
-/// (seed, epoch) alone, independent of the world size; padded by wrap-around to a multiple of W
-/// (or cut, with drop_last); rank r takes positions r, r + W, r + 2W, ...
+/// (seed, epoch) alone, padded by wrap-around (or cut); rank r takes positions r, r + W, ...
 class DistributedSampler {
  public:
   DistributedSampler(std::int64_t dataset_size, int world_size, int rank, std::int64_t seed,
@@ -22,8 +21,7 @@ class DistributedSampler {
   /// This rank's sample indices for the current epoch: int64, num_samples() long.
   at::Tensor indices() const { return indices_from(0); }
 
-  /// This rank's indices for the rest of the epoch after `position` global positions, reached by
-  /// any world size: no sample skipped or repeated beyond the padding. Note [Elastic resume].
+  /// This rank's rest of the epoch after `position` global positions (Note [Elastic resume]).
   at::Tensor indices_from(std::int64_t position) const;
   /// Samples each rank gets per epoch.
   std::int64_t num_samples() const { return num_samples_; }

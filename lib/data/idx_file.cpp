@@ -30,11 +30,9 @@ constexpr std::int64_t kMaxGzipRatio = 1032;
   throw DataError(path + ": " + problem);
 }
 
-// Note [Reading gzip with inflate]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// zlib's gz* functions report truncation and garbage differently across versions (some not at
-// all); inflate() reports damage the same way in all and checks each trailer, so the reader
-// drives it directly. Like gzip -d: concatenated members are one stream, non-gzip is read as is.
+// Note [Reading gzip with inflate]: zlib's gz* functions report damage differently across versions
+// (some not at all); inflate() reports it alike in all. Like gzip -d: concatenated members are one
+// stream, non-gzip is read as is.
 
 constexpr std::size_t kInputChunk = std::size_t{1} << 16;
 

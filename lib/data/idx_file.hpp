@@ -15,8 +15,7 @@ struct IdxArray {
   at::Tensor values;               // uint8, shaped `dims`
 };
 
-/// Reads an IDX file of unsigned bytes, raw or gzip (by content). Throws DataError naming the
-/// file and the problem.
+/// Reads an IDX file of unsigned bytes, raw or gzip; DataError names the file and the problem.
 IdxArray read_idx(const std::string& path);
 
 }  // namespace mnist_ddp::data

@@ -25,8 +25,7 @@ constexpr std::int64_t kNumClasses = 10;
 /// "200 images (CRC-32 1a2b3c4d)", equal for equal data anywhere. `set` must be in host memory.
 std::string fingerprint(const Dataset& set);
 
-/// Loads train-{images-idx3,labels-idx1}-ubyte or t10k-... from `dir`, raw or .gz. Throws
-/// DataError naming the file and the problem.
+/// Loads `split` from `dir`, each file raw or .gz; DataError names the file and the problem.
 Dataset load_mnist(const std::string& dir, Split split);
 
 }  // namespace mnist_ddp::data

@@ -8,10 +8,9 @@
 
 namespace mnist_ddp::data {
 
-/// Note [Indices at a device-side position]. A replayed graph (Note [The step as one CUDA graph])
-/// reuses its capture's tensors, so a host-side narrow would repeat the capture's batch. The shard
-/// lives in one fixed buffer, gathered at positions held in a device tensor the batch advances;
-/// the host writes them only where the order starts (an epoch, a resume).
+/// Note [Indices at a device-side position]: a replayed graph (Note [The step as one CUDA graph])
+/// reuses its capture's tensors, so batches gather a fixed shard buffer at positions that a device
+/// tensor holds; the host writes them only where the order starts (an epoch, a resume).
 class ShardCursor {
  public:
   /// Batches of `batch_size` indices from shards of at most `capacity` indices, on `device`.

@@ -1,5 +1,4 @@
-// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and in-order asynchronous allreduce;
-// one broadcast per tensor, once per run.
+// lib/ddp/gradient_reducer.cpp — buckets, autograd hooks and in-order asynchronous allreduce.
 #include "ddp/gradient_reducer.hpp"
 
 #include <algorithm>
@@ -35,20 +34,16 @@ void broadcast_parameters(distributed::Communicator& comm, torch::nn::Module& mo
 }
 
 GradientReducer::GradientReducer(distributed::Communicator& comm,
-                                 std::vector<at::Tensor> parameters, double bucket_mb,
+                                 const std::vector<at::Tensor>& parameters, double bucket_mb,
                                  at::ScalarType wire_dtype, bool communicates)
-    : comm_(comm),
-      parameters_(std::move(parameters)),
-      wire_dtype_(wire_dtype),
-      communicates_(communicates),
-      got_gradient_(parameters_.size(), false) {
+    : comm_(comm), communicates_(communicates), got_gradient_(parameters.size(), false) {
   const auto cap = static_cast<std::int64_t>(bucket_mb * 1024 * 1024);
   // Group in reverse registration order: the last layer's gradients are ready first.
   std::vector<std::vector<size_t>> groups;
   std::int64_t bytes = 0;
-  for (size_t i = parameters_.size(); i-- > 0;) {
+  for (size_t i = parameters.size(); i-- > 0;) {
     const std::int64_t size =
-        parameters_[i].numel() * static_cast<std::int64_t>(at::elementSize(wire_dtype_));
+        parameters[i].numel() * static_cast<std::int64_t>(at::elementSize(wire_dtype));
     if (groups.empty() || (bytes + size > cap && bytes > 0)) {
       groups.emplace_back();
       bytes = 0;
@@ -61,14 +56,14 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
     Bucket bucket;
     bucket.parameters = groups[b];
     std::int64_t total = 0;
-    for (size_t i : groups[b]) total += parameters_[i].numel();
+    for (size_t i : groups[b]) total += parameters[i].numel();
     const bool last = b + 1 == groups.size();
-    bucket.flat = at::zeros({total + (last ? 1 : 0)}, parameters_[groups[b][0]].options());
+    bucket.flat = at::zeros({total + (last ? 1 : 0)}, parameters[groups[b][0]].options());
     bucket.gradients = bucket.flat.narrow(0, 0, total);
-    if (wire_dtype_ != at::kFloat) bucket.wire = at::empty_like(bucket.flat, wire_dtype_);
+    if (wire_dtype != at::kFloat) bucket.wire = at::empty_like(bucket.flat, wire_dtype);
     std::int64_t offset = 0;
     for (size_t i : groups[b]) {
-      at::Tensor& p = parameters_[i];
+      const at::Tensor& p = parameters[i];
       // Autograd accumulates into the bucket in place; the view keeps the parameter's strides.
       p.mutable_grad() =
           bucket.flat.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
@@ -82,7 +77,7 @@ GradientReducer::GradientReducer(distributed::Communicator& comm,
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (size_t i : buckets_[b].parameters) {
       // A std::shared_ptr in LibTorch 2.6, a c10::intrusive_ptr in 2.14 (pytorch/pytorch#181782).
-      auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
+      auto accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
       const std::uintptr_t key =
           accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [this, b, i](const torch::autograd::variable_list& outputs,
@@ -101,9 +96,7 @@ GradientReducer::~GradientReducer() {
 
 std::int64_t GradientReducer::bytes_per_step() const {
   std::int64_t bytes = 0;
-  for (const Bucket& bucket : buckets_)
-    bytes +=
-        static_cast<std::int64_t>((bucket.wire.defined() ? bucket.wire : bucket.flat).nbytes());
+  for (const Bucket& bucket : buckets_) bytes += static_cast<std::int64_t>(bucket.sent().nbytes());
   return bytes;
 }
 
@@ -131,27 +124,19 @@ void GradientReducer::prepare_backward(bool communicate) {
   if (communicate_) timings_.clear();
 }
 
-// Note [Bucket launch order]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Ranks pair collectives by issue order, so every rank must launch the same allreduces in the same
-// order. Autograd's completion order can differ between ranks (a skipped layer, another branch),
-// and NCCL would then hang or sum one layer's gradients with another's. So, as in PyTorch's
-// reducer, a complete bucket is only marked ready and buckets launch strictly by index.
-// A parameter without a gradient in the communicating backward never counts its bucket down:
-// that bucket and the later ones launch in finish(), still in order, contributing zeros (or what
-// earlier micro-batches accumulated), as find_unused_parameters=True does.
+// Note [Bucket launch order]: ranks pair collectives by issue order, and autograd's order can
+// differ between ranks, so (as PyTorch's reducer) buckets launch strictly by index; one missing a
+// gradient holds itself and the later ones back to finish() (as find_unused_parameters=True).
 void GradientReducer::on_gradient_ready(size_t index, size_t parameter) {
   got_gradient_[parameter] = true;
   if (!communicate_) return;
-  if (--buckets_[index].pending == 0) launch_ready_buckets();
+  if (--buckets_[index].pending == 0) {
+    while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
+      launch(buckets_[next_to_launch_++]);
+    }
+  }
   // MPI progresses non-blocking collectives only inside MPI calls: give those in flight a turn.
   for (Bucket& other : buckets_) progress(other, /*block=*/false);
-}
-
-void GradientReducer::launch_ready_buckets() {
-  while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
-    launch(buckets_[next_to_launch_++]);
-  }
 }
 
 void GradientReducer::progress(Bucket& bucket, bool block) {
@@ -167,12 +152,9 @@ void GradientReducer::progress(Bucket& bucket, bool block) {
 
 void GradientReducer::launch(Bucket& bucket) {
   bucket.timing = timings_.size();
-  timings_.push_back({std::chrono::steady_clock::now(),
-                      {},
-                      bucket.flat.numel() *
-                          static_cast<std::int64_t>(
-                              (bucket.wire.defined() ? bucket.wire : bucket.flat).element_size())});
-  if (wire_dtype_ == at::kFloat) {
+  timings_.push_back(
+      {std::chrono::steady_clock::now(), {}, static_cast<std::int64_t>(bucket.sent().nbytes())});
+  if (!bucket.wire.defined()) {
     bucket.work = comm_.all_reduce_async(bucket.flat, distributed::ReduceOp::kAverage);
   } else {
     // Note [Bucketed gradient reduction]: divide in float32 in place, then round once. The stop

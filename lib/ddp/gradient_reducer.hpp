@@ -1,5 +1,4 @@
-// lib/ddp/gradient_reducer.hpp — provides: GradientReducer, bucketed averaging during backward;
-// broadcast_parameters (rank 0's state to all).
+// lib/ddp/gradient_reducer.hpp — provides: GradientReducer, broadcast_parameters.
 #pragma once
 
 #include <chrono>
@@ -15,38 +14,32 @@
 
 namespace mnist_ddp::ddp {
 
-/// Copies rank 0's parameters and buffers to every rank, whatever their seeds; a no-op unless
-/// `communicate` (DevicePlan::communicates).
+/// Copies rank 0's parameters and buffers to every rank; a no-op unless `communicate`.
 void broadcast_parameters(distributed::Communicator& comm, torch::nn::Module& module,
                           bool communicate);
 
 /// Why the ranks stop after a step.
 enum class StopReason { kNone, kRequested, kNotFinite };
 
-/// Note [Bucketed gradient reduction]. Buckets of at most `bucket_mb` MB hold the parameters in
-/// reverse registration order; each gradient is a view into its bucket, so nothing is copied per
-/// step. Accumulator hooks count buckets down and ready ones launch in order (Note [Bucket launch
-/// order]). In float32 the communicator averages (Note [Gradient averaging]). 16-bit wires, like
-/// fp16_compress_hook, divide by the world size before the sum: summing first could overflow
-/// float16.
+/// Note [Bucketed gradient reduction]: each gradient is a view into its bucket (no copy per step);
+/// float32 is averaged by the communicator (Note [Gradient averaging]); 16-bit wires, like
+/// fp16_compress_hook, divide by the world size before the sum, which could overflow float16.
 class GradientReducer {
  public:
   /// `wire_dtype`: kFloat, kBFloat16 or kHalf. Without `communicates` gradients stay this rank's.
-  GradientReducer(distributed::Communicator& comm, std::vector<at::Tensor> parameters,
+  GradientReducer(distributed::Communicator& comm, const std::vector<at::Tensor>& parameters,
                   double bucket_mb, at::ScalarType wire_dtype, bool communicates);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  /// Zeroes the gradients in place, not the stop flag. Not Optimizer::zero_grad: in LibTorch 2.x
-  /// that replaces them with fresh tensors outside the buckets.
+  /// Zeroes the gradients in place, not the stop flag (LibTorch 2.x's zero_grad replaces them).
   void zero_grad();
 
-  /// Rides this rank's stop request on the next step's gradients (Note [Stop agreement]). Call
-  /// before each communicating backward, outside a capture (Note [The step as one CUDA graph]).
+  /// Rides this rank's stop request on the next step's gradients (Note [Stop agreement]), outside
+  /// a capture (Note [The step as one CUDA graph]).
   void request_stop(bool stop_requested);
-  /// Marks the stop flag when `loss` holds a value that is not finite (on a GPU on the device,
-  /// with no wait): every rank then stops (Note [Stop agreement]). Before the step's backward.
+  /// Before the step's backward: raises the stop flag, without a wait, when `loss` is not finite.
   void stop_if_not_finite(const at::Tensor& loss);
 
   /// Before each backward; `communicate` on the last one of the step (others act like no_sync).
@@ -55,8 +48,7 @@ class GradientReducer {
   /// After the step's last backward: launches the buckets held back, waits for all of them.
   void finish();
 
-  /// After finish(): why ranks stop after this step, if any rank asked to or saw a loss that is
-  /// not finite. Synchronizes with the training device.
+  /// After finish(): why ranks stop after this step, if any does. Synchronizes with the device.
   StopReason any_rank_stopping() const;
 
   size_t bucket_count() const { return buckets_.size(); }
@@ -67,8 +59,7 @@ class GradientReducer {
   /// Parameters without a gradient in the last communicating step (Note [Bucket launch order]).
   std::size_t last_unused_parameters() const { return last_unused_; }
 
-  /// One bucket's allreduce in host time. Over NCCL "done" is when wait() handed it to the stream
-  /// (Note [NCCL watchdog]), so the span measures launch overhead only.
+  /// One bucket's allreduce in host time; over NCCL only launch overhead (Note [NCCL watchdog]).
   struct CollectiveTiming {
     std::chrono::steady_clock::time_point launched;
     std::chrono::steady_clock::time_point done;
@@ -82,6 +73,7 @@ class GradientReducer {
     at::Tensor flat;       // float32 gradients back to back (plus the stop flag in the last one)
     at::Tensor gradients;  // `flat` without the stop flag: what zero_grad() clears
     at::Tensor wire;       // 16-bit buffer sent instead of `flat` when compressing
+    const at::Tensor& sent() const { return wire.defined() ? wire : flat; }
     std::vector<size_t> parameters;
     size_t pending = 0;  // gradients still to arrive in this backward; 0: ready
     std::unique_ptr<distributed::PendingCollective> work;
@@ -89,26 +81,20 @@ class GradientReducer {
   };
 
   void on_gradient_ready(size_t bucket, size_t parameter);
-  /// Launches buckets_[next_to_launch_] and the ones after it while they are ready.
-  void launch_ready_buckets();
   void launch(Bucket& bucket);
   /// Tests (or with `block`, waits for) a bucket in flight; records when it was seen done.
   void progress(Bucket& bucket, bool block);
 
   distributed::Communicator& comm_;
-  std::vector<at::Tensor> parameters_;
-  at::ScalarType wire_dtype_;
   bool communicates_;
   std::vector<Bucket> buckets_;
   at::Tensor stop_flag_;  // the last element of the last bucket, after its gradients
   bool communicate_ = false;
-  size_t next_to_launch_ = 0;  // buckets before it have been launched in this backward
-  // Per parameter: got a gradient since the last finish().
-  std::vector<bool> got_gradient_;
+  size_t next_to_launch_ = 0;       // buckets before it have been launched in this backward
+  std::vector<bool> got_gradient_;  // per parameter: got a gradient since the last finish()
   std::size_t last_unused_ = 0;
   std::vector<CollectiveTiming> timings_;
-  // The hooks point back at this object: the destructor removes each (the lambda keeps its
-  // accumulator alive).
+  // The hooks point back at this object: the destructor removes each.
   std::vector<std::function<void()>> remove_hooks_;
 };
 

@@ -7,18 +7,6 @@
 #include "model/classification_loss.hpp"
 
 namespace mnist_ddp::ddp {
-namespace {
-
-/// Copies `from`'s parameters and buffers into `to`'s (same network, any devices).
-void copy_state(const model::Classifier& from, model::Classifier& to) {
-  torch::NoGradGuard no_grad;  // writing into leaf tensors that require grad
-  for (const auto& [source, target] :
-       {std::pair(from.parameters(), to.parameters()), std::pair(from.buffers(), to.buffers())}) {
-    for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
-  }
-}
-
-}  // namespace
 
 ModelReplicas::ModelReplicas(model::Classifier& primary, config::Model architecture,
                              std::vector<c10::Device> devices)
@@ -76,7 +64,13 @@ void ModelReplicas::gather_gradients() {
 }
 
 void ModelReplicas::broadcast_parameters() {
-  for (const std::shared_ptr<model::Classifier>& replica : others_) copy_state(primary_, *replica);
+  torch::NoGradGuard no_grad;  // writing into leaf tensors that require grad
+  for (const std::shared_ptr<model::Classifier>& replica : others_) {
+    for (const auto& [source, target] : {std::pair(primary_.parameters(), replica->parameters()),
+                                         std::pair(primary_.buffers(), replica->buffers())}) {
+      for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
+    }
+  }
 }
 
 }  // namespace mnist_ddp::ddp

@@ -13,11 +13,8 @@
 
 namespace mnist_ddp::ddp {
 
-/// Note [DataParallel replicas]. Each GPU keeps one replica for the whole run, unlike LibTorch's
-/// data_parallel (deep clone per batch) or Python's DataParallel (broadcast per forward). A step
-/// scatters the batch in chunks, runs all forwards, then one autograd call runs every backward
-/// (a thread per GPU). Gradients are summed into the primary on the first GPU, which alone steps,
-/// and the parameters are copied back: the model crosses the GPU links twice a step.
+/// Note [DataParallel replicas]: each GPU keeps one replica for the whole run (LibTorch's
+/// data_parallel clones per batch); one autograd call runs every backward, the primary alone steps.
 class ModelReplicas {
  public:
   /// `primary` is on devices[0]; builds a copy of it, an `architecture`, on each other device.
