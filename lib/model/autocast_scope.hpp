@@ -9,9 +9,8 @@ namespace mnist_ddp::model {
 /// Whether autocast is on for `device` in the calling thread.
 bool autocast_enabled(c10::DeviceType device);
 
-/// While alive and `enabled`, this thread's forwards on `device` autocast to bfloat16 (parameters
-/// stay float32; backward needs no scope). Like torch.autocast, the outermost scope's end clears
-/// the cast-weight cache.
+/// While alive and `enabled`, forwards on `device` in this thread autocast to bfloat16 (weights
+/// stay float32; backward needs no scope); the outermost scope's end clears the cast-weight cache.
 class AutocastScope {
  public:
   AutocastScope(c10::DeviceType device, bool enabled);

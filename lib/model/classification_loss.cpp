@@ -16,11 +16,10 @@ namespace {
 
 // Note [One pass for the loss]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// ATen's cross-entropy is log_softmax then nll_loss, two operators and two autograd nodes, and
-// its backward fills a zero gradient to scatter into: on a small model such as linear that
-// dispatch is a step's largest cost after its GEMMs. On the CPU the loss and the logits'
-// gradient, (softmax - one-hot) / B, come from one pass over the logits, in one node; the
-// backward scales that gradient. Elsewhere (a GPU) ATen's operators run.
+// ATen's cross-entropy is log_softmax then nll_loss, two autograd nodes whose backward scatters
+// into a zero-filled gradient: on a model as small as linear, a step's largest cost after its
+// GEMMs. On the CPU one pass gives the loss and the logits' gradient, (softmax - one-hot) / B, in
+// one node; the backward scales it. Elsewhere (a GPU), ATen's operators.
 
 class SoftmaxCrossEntropy : public torch::autograd::Function<SoftmaxCrossEntropy> {
  public:

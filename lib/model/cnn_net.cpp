@@ -13,11 +13,10 @@ namespace {
 
 // Note [Channels-last convolutions]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// oneDNN is faster in NHWC, but only if every tensor from the input to the flatten is
-// channels-last, gradients included: an element-wise backward over mixed layouts is far slower.
-// - A one-channel NCHW input already counts as channels-last, so oneDNN would judge it NCHW:
-//   copy it into explicit channels-last strides (channels_last_input).
-// - Flatten in C, H, W order (fc1 expects it) before dropout, which then runs contiguous.
+// oneDNN is faster in NHWC only if every tensor from the input to the flatten is channels-last,
+// gradients included (a mixed-layout element-wise backward is far slower): the one-channel input
+// gets explicit channels-last strides (channels_last_input), and the map is flattened in C, H, W
+// order (fc1 expects it) before dropout, which then runs contiguous.
 
 class CnnNet final : public Classifier {
  public:

@@ -1,5 +1,4 @@
-// lib/model/conv_pooled_features.cpp — a convolution, then pooled_features, with a backward that
-// visits only the pooling's winners.
+// lib/model/conv_pooled_features.cpp — conv2d then pooled_features; backward through the winners.
 #include "model/fast_cnn_layers.hpp"
 
 #include <algorithm>
@@ -18,26 +17,17 @@ namespace {
 
 // Note [Backward through the pooling's winners]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// After a 2x2 max-pool, three of each window's four convolution outputs have no gradient, yet a
-// convolution's backward (oneDNN's) multiplies all four. Here each channel's window sends its
-// gradient through the one output that won: a quarter of the multiply-adds, and no full-size
-// output gradient in memory. The forward stays oneDNN's convolution and pooled_features' kernel.
-// - Weight gradient: per image and output channel, its 9 taps x 24 input channels stay in
-//   registers; a clipped window (ReLU) adds a zero gradient rather than branching on data.
-//   Groups of kImagesPerSum images are summed in order: the same bits at any thread count.
-// - Input gradient: per window, the channels that share a winner are summed in registers, then
-//   added to that winner's patch once.
-// - Only float32 CPU channels-last maps, kInChannels inputs, a 3x3 kernel (kTaps), stride 1, no
-//   padding, an even output size, AVX-512F; else ATen and pooled_features
-//   (conv_pooled_features_path).
+// After a 2x2 max-pool only each window's winning output has a gradient, so the backward goes
+// through it alone: a quarter of oneDNN's multiply-adds, no full-size output gradient. Groups of
+// kImagesPerSum images are summed in order: the same bits at any thread count. Where
+// conv_pooled_features_path declines (no AVX-512F, other shapes), ATen and pooled_features.
 
 /// fastcnn's conv2 inputs: one 16-lane and one 8-lane register per pixel.
 constexpr std::int64_t kInChannels = fast_cnn::kConv1Outputs;
 constexpr std::int64_t kKernelSide = fast_cnn::kConv2Kernel;
 constexpr std::int64_t kTaps = kKernelSide * kKernelSide;
-/// The floats of one output channel's weight (and its gradient): taps x input channels.
 constexpr std::int64_t kWeightPerOutput = kTaps * kInChannels;
-/// Images whose weight gradients one partial sum holds; fixed, so sums do not depend on threads.
+/// Images per partial weight-gradient sum; fixed, so sums do not depend on threads.
 constexpr std::int64_t kImagesPerSum = 8;
 
 /// One input pixel's 24 channels: 16 lanes, then 8.
@@ -63,8 +53,8 @@ struct PixelLanes {
           _mm256_fmadd_ps(_mm256_set1_ps(g), p.high, v.high)};
 }
 
-/// Adds one image's weight and bias gradients to `sums` (ConvGeometry::gradient_sums): per channel,
-/// each window's winner patch, scaled by the winner's gradient.
+/// Adds one image's weight and bias gradients to `sums` (ConvGeometry::gradient_sums); a clipped
+/// window adds a zero gradient rather than branching on data.
 [[gnu::target("avx512f,fma")]] void add_weight_gradients(const float* image,
                                                          const float* grad_features,
                                                          const std::uint8_t* winners,
@@ -90,12 +80,6 @@ struct PixelLanes {
     for (std::int64_t t = 0; t < kTaps; ++t) store_pixel(weight + t * kInChannels, taps[t]);
     sums[g.outputs * kWeightPerOutput + c] += bias;
   }
-}
-
-/// v + p, lane by lane.
-[[gnu::target("avx512f,fma"), gnu::always_inline]] inline PixelLanes add(const PixelLanes& v,
-                                                                         const PixelLanes& p) {
-  return {_mm512_add_ps(v.low, p.low), _mm256_add_ps(v.high, p.high)};
 }
 
 /// One image's input gradient. Per window, the channels that share a winner share its patch: their
@@ -128,7 +112,8 @@ struct PixelLanes {
       float* patch = grad_image + (top_left + g.winner_offset(winner)) * kInChannels;
       for (std::int64_t t = 0; t < kTaps; ++t) {
         float* at = patch + ((t / kKernelSide) * g.width + t % kKernelSide) * kInChannels;
-        store_pixel(at, add(load_pixel(at), sum[t]));
+        const PixelLanes old = load_pixel(at);
+        store_pixel(at, {_mm512_add_ps(old.low, sum[t].low), _mm256_add_ps(old.high, sum[t].high)});
       }
     }
   }

@@ -1,5 +1,4 @@
-// lib/model/cpu_kernels.hpp — provides: the fused CPU kernels' dispatch and their path record,
-// sum_rows_in_order, <immintrin.h> (without GCC 12's warnings about it).
+// lib/model/cpu_kernels.hpp — provides: fused-kernel dispatch, path record, sum_rows_in_order.
 #pragma once
 
 #include <algorithm>
@@ -39,25 +38,19 @@ inline InstructionSet instruction_set() {
   return std::min(probed, instruction_set_cap.load(std::memory_order_relaxed));
 }
 
-/// A defined float32 CPU tensor: the only kind the fused kernels take.
-inline bool is_cpu_float(const at::Tensor& t) {
-  return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat;
-}
-
 // Note [The fused kernels under bf16]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Under --precision bf16 the fused kernels still take fastcnn's convolutions, in float32, as
-// autocast leaves the operators it does not list. A bf16 kernel would not pay on the AVX512_BF16
-// Xeon measured: a bf16 dot product (vdpbf16ps) retires half the multiply-adds per second of a
-// float32 FMA there, and ATen's bf16 convolutions run slower than its float32 ones
-// (bench/bf16.md). The fc layers stay autocast's.
+// autocast leaves operators it does not list; a bf16 kernel would be slower (bench/bf16.md).
 
 /// What computes a fused layer's pass: nothing yet, ATen's operators, or a kernel for a level.
 enum class KernelPath { kNotRun, kAten, kAvx2, kAvx512 };
 
-/// Float32 CPU tensors, and a convolution output with even sides of at least 2; under autocast
-/// too, computing in float32 (Note [The fused kernels under bf16]).
+/// Float32 CPU tensors, and a convolution output with even sides of at least 2.
 inline bool fusable(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  const auto is_cpu_float = [](const at::Tensor& t) {
+    return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat;
+  };
   const auto poolable = [](std::int64_t side) { return side >= 2 && side % 2 == 0; };
   return is_cpu_float(x) && is_cpu_float(weight) && is_cpu_float(bias) && x.dim() == 4 &&
          weight.dim() == 4 && x.size(1) == weight.size(1) && bias.numel() == weight.size(0) &&
@@ -100,8 +93,7 @@ struct LastPaths {
 };
 inline LastPaths last_paths;
 
-/// The rows of a contiguous float `rows` (n x m) summed in row order: the same bits whatever the
-/// thread count that filled them.
+/// The rows of contiguous float (n x m) `rows` summed in order: the same bits at any thread count.
 inline at::Tensor sum_rows_in_order(const at::Tensor& rows) {
   // A lambda of its own: GCC vectorizes the loop only with restrict parameters.
   const auto add_row = [](float* __restrict sum, const float* __restrict row, std::int64_t n) {

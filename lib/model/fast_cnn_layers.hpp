@@ -23,9 +23,8 @@ constexpr std::int64_t kFeatures = kConv2Outputs * kConv2Side * kConv2Side;  // 
 constexpr std::int64_t kMaxConv2Outputs = 256;
 }  // namespace fast_cnn
 
-/// relu(max_pool2d(conv2d(images, weight, bias), 2)), stride 1, no padding, as a channels-last
-/// (B, C, (H - KH + 1) / 2, (W - KW + 1) / 2) map; no gradient to the images. Note [The input
-/// convolution pools as it goes].
+/// relu(max_pool2d(conv2d(images, weight, bias), 2)) as a channels-last (B, C, (H - KH + 1) / 2,
+/// (W - KW + 1) / 2) map; no gradient to the images. Note [The input convolution pools as it goes].
 at::Tensor input_conv_pool(const at::Tensor& images, const at::Tensor& weight,
                            const at::Tensor& bias);
 

@@ -1,6 +1,7 @@
 // lib/model/input_conv_pool.cpp — the first convolution pooled as it goes, with its backward.
 #include "model/fast_cnn_layers.hpp"
 
+#include <array>
 #include <cstdint>
 
 #include <ATen/ATen.h>
@@ -16,32 +17,24 @@ namespace {
 
 // Note [The input convolution pools as it goes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// A one-channel convolution is too little work per pixel for oneDNN, and its full-size output and
-// gradient cost more memory traffic than the arithmetic. This kernel computes each 2x2 window's
-// outputs in registers, pools them there (pool_window), and sends the window's gradient
-// (unpool_window) straight into the weight's: the full-size map never exists.
-// - Sums run in tap order, so values differ from oneDNN's in the last bits; outputs tie only on
-//   equal patches, which give the weight the same gradient whichever wins.
-// - The weight gradient is summed per image, then over images in order: the same bits at any
-//   thread count.
-// - Only float32 CPU images without gradient, kChannels outputs, an even output size, AVX2 and
-//   FMA (-ffp-contract=fast makes a multiply-add one FMA); else ATen (input_conv_pool_path).
-// - Note [The AVX-512 kernels] take the common shapes where the CPU has AVX-512.
+// A one-channel convolution is too little work per pixel for oneDNN: this kernel pools each 2x2
+// window's outputs in registers and sends its gradient straight into the weight's, so the
+// full-size map never exists. Sums run in tap order, so values differ from oneDNN's in the last
+// bits; outputs tie only on equal patches, whose gradient is the same whichever wins. The weight
+// gradient is summed per image, then over images in order: the same bits at any thread count.
+// -ffp-contract=fast makes each multiply-add one FMA. Where input_conv_pool_path declines, ATen.
 
 /// fastcnn's conv1: a window's 4 x 24 outputs stay in registers only with a compile-time count.
 constexpr std::int64_t kChannels = fast_cnn::kConv1Outputs;
 
 /// The four input pixels tap (ky, kx) multiplies in pooled pixel (py, px)'s window, row order.
-struct WindowInputs {
-  float value[4];
-  WindowInputs(const float* image, const ConvGeometry& g, std::int64_t py, std::int64_t px,
-               std::int64_t ky, std::int64_t kx)
-      : WindowInputs(image + (2 * py + ky) * g.width + 2 * px + kx, g.width) {}
-
- private:
-  WindowInputs(const float* top_left, std::int64_t width)
-      : value{top_left[0], top_left[1], top_left[width], top_left[width + 1]} {}
-};
+[[gnu::always_inline]] inline std::array<float, 4> window_inputs(const float* image,
+                                                                 const ConvGeometry& g,
+                                                                 std::int64_t py, std::int64_t px,
+                                                                 std::int64_t ky, std::int64_t kx) {
+  const float* top_left = image + (2 * py + ky) * g.width + 2 * px + kx;
+  return {top_left[0], top_left[1], top_left[g.width], top_left[g.width + 1]};
+}
 
 /// One image's pooled map (pixels x channels) and winners; `taps` is (KH * KW) x channels.
 [[gnu::always_inline]] inline void conv_pool_image(const float* __restrict image,
@@ -59,9 +52,9 @@ struct WindowInputs {
       for (std::int64_t ky = 0; ky < g.kernel_height; ++ky) {
         for (std::int64_t kx = 0; kx < g.kernel_width; ++kx) {
           const float* tap = taps + (ky * g.kernel_width + kx) * kChannels;
-          const WindowInputs in(image, g, py, px, ky, kx);
+          const std::array<float, 4> in = window_inputs(image, g, py, px, ky, kx);
           for (int q = 0; q < 4; ++q) {
-            for (std::int64_t c = 0; c < kChannels; ++c) window[q][c] += tap[c] * in.value[q];
+            for (std::int64_t c = 0; c < kChannels; ++c) window[q][c] += tap[c] * in[q];
           }
         }
       }
@@ -92,10 +85,10 @@ struct WindowInputs {
       for (std::int64_t ky = 0; ky < g.kernel_height; ++ky) {
         for (std::int64_t kx = 0; kx < g.kernel_width; ++kx) {
           float* grad_tap = grad_taps + (ky * g.kernel_width + kx) * kChannels;
-          const WindowInputs in(image, g, py, px, ky, kx);
+          const std::array<float, 4> in = window_inputs(image, g, py, px, ky, kx);
           for (std::int64_t c = 0; c < kChannels; ++c) {
-            grad_tap[c] += window[0][c] * in.value[0] + window[1][c] * in.value[1] +
-                           window[2][c] * in.value[2] + window[3][c] * in.value[3];
+            grad_tap[c] += window[0][c] * in[0] + window[1][c] * in[1] + window[2][c] * in[2] +
+                           window[3][c] * in[3];
           }
         }
       }
@@ -129,16 +122,11 @@ struct WindowInputs {
 
 // Note [The AVX-512 kernels]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// 24 channels are one and a half 16-lane registers: the loops above, vectorized for AVX-512,
-// waste a quarter of each, and for AVX2 they use half of the FMA width of CPUs such as Zen 5.
-// - Forward (WindowLanes): each output's channels 0-15 fill a register, two outputs' channels
-//   16-23 share one; two windows at a time give twelve independent sums, pooled in registers
-//   (pool_lanes). Sums run in the same order as above: the same bits where the compiler fuses
-//   those multiply-adds too (GCC does; clang's sanitizer build does not).
-// - Backward: of a window's four outputs only the winner's has a gradient, so each channel's
-//   weight gradient takes the one input pixel its winner saw, picked by a permute from a pair of
-//   windows' 2 x 4 input pixels: a quarter of the multiply-adds. Windows go in pairs (48 lanes,
-//   three registers) and each kernel row's taps stay in registers over the whole image.
+// 24 channels are one and a half 16-lane registers, which the loops above, vectorized, waste.
+// - Forward (WindowLanes): two outputs' channels 16-23 share a register; sums run in the order
+//   above, the same bits where the compiler fuses those multiply-adds too (GCC does, clang not).
+// - Backward: each channel's weight gradient takes only the input pixel its winner saw, picked by
+//   a permute from a window pair's 2 x 4 pixels: a quarter of the multiply-adds.
 // - Only AVX-512F, a kKernelWidth-wide kernel and an even pooled width; else the kernels above.
 
 /// The kernel width whose backward keeps its row's taps in registers (fastcnn's conv1's).
@@ -169,12 +157,12 @@ at::Tensor wide_lanes(const at::Tensor& per_channel) {
 }
 
 [[gnu::target("avx512f"), gnu::always_inline]] inline void add_tap(WindowLanes& w, const float* tap,
-                                                                   const WindowInputs& in) {
+                                                                   const std::array<float, 4>& in) {
   const __mmask16 second_output = 0xFF00;
   const Lanes low = _mm512_loadu_ps(tap), high = _mm512_loadu_ps(tap + 16);
   Lanes input[4];
   for (int q = 0; q < 4; ++q) {
-    input[q] = _mm512_set1_ps(in.value[q]);
+    input[q] = _mm512_set1_ps(in[q]);
     w.low[q] = _mm512_fmadd_ps(low, input[q], w.low[q]);
   }
   for (int h = 0; h < 2; ++h) {
@@ -237,7 +225,7 @@ template <int kLanes>
           for (std::int64_t kx = 0; kx < g.kernel_width; ++kx) {
             const float* tap = taps_wide + (ky * g.kernel_width + kx) * kWideTap;
             for (int side = 0; side < 2; ++side) {
-              add_tap(pair[side], tap, WindowInputs(image, g, py, px + side, ky, kx));
+              add_tap(pair[side], tap, window_inputs(image, g, py, px + side, ky, kx));
             }
           }
         }
@@ -269,8 +257,7 @@ template <int kLanes>
       for (std::int64_t py = 0; py < g.pooled_height(); ++py) {
         for (std::int64_t px = 0; px < g.pooled_width(); px += 2) {
           const std::int64_t at = (py * g.pooled_width() + px) * kChannels;
-          // The winner's gradient (zero where clipped), and where its input sits among the
-          // pair's pixels: row-major, 4 wide (the pair's input columns), 2 high.
+          // The winner's gradient (zero where clipped) and its input among the pair's 2 x 4 pixels.
           Lanes grad_of[3];
           __m512i source[3];
           for (int r = 0; r < 3; ++r) {
@@ -310,13 +297,12 @@ class InputConvPool : public torch::autograd::Function<InputConvPool> {
     const ConvGeometry g(images.sizes(), weight.sizes());
     const std::int64_t batch = images.size(0);
     const at::Tensor taps = weight.reshape({kChannels, g.taps()}).t().contiguous();
-    const at::Tensor bias_values = bias.contiguous();
     at::Tensor pooled = at::empty({batch, kChannels, g.pooled_height(), g.pooled_width()},
                                   images.options().memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor winners = at::empty({batch, g.pooled_values()}, images.options().dtype(at::kByte));
     const bool avx512 = path == KernelPath::kAvx512;
     const at::Tensor taps_used = avx512 ? wide_lanes(taps) : taps;
-    const at::Tensor bias_used = avx512 ? wide_lanes(bias_values) : bias_values;
+    const at::Tensor bias_used = avx512 ? wide_lanes(bias) : bias.contiguous();
     at::parallel_for(0, batch, 1, [&](std::int64_t begin, std::int64_t end) {
       (avx512 ? conv_pool_images_avx512 : conv_pool_images)(
           begin, end, images.data_ptr<float>(), taps_used.data_ptr<float>(),

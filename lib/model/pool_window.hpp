@@ -37,8 +37,7 @@ void pool_window(const scalar_t* __restrict top, const scalar_t* __restrict bott
   }
 }
 
-/// `value` if `keep`, else +0, as a bitwise and: GCC 12 and 14 alike vectorize that in any loop,
-/// where a select may become branches or masked stores.
+/// `value` if `keep`, else +0, as a bitwise and: GCC vectorizes that in any loop, a select not.
 template <typename scalar_t>
 scalar_t kept_if(bool keep, scalar_t value) {
   using Bits =

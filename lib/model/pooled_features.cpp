@@ -18,8 +18,8 @@ namespace {
 // Note [Fused pooling]
 // ~~~~~~~~~~~~~~~~~~~~
 // ATen's max-pool keeps a 64-bit index per output and zero-fills the input gradient before
-// scattering, with separate passes for ReLU and flatten. This keeps a winner byte per output and
-// writes each window's gradient once. Only channels-last CPU floats with even sides; else ATen.
+// scattering, with separate passes for ReLU and flatten; this keeps a winner byte per output and
+// writes each window's gradient once.
 
 struct Shape {
   std::int64_t batch, channels, height, width;
@@ -89,13 +89,10 @@ void for_each_image(const Shape& s, bool scratch_needed, const Kernel& kernel) {
   });
 }
 
-/// Flattened C, H, W features (for a linear layer) or a channels-last map (for a convolution).
-enum class Layout : std::int64_t { kFeatures, kChannelsLast };
-
-/// The pooled values in `layout` and the winner bytes (pixels x channels).
-std::pair<at::Tensor, at::Tensor> pool(const at::Tensor& x, Layout layout) {
+/// The pooled values, as flattened C, H, W `features` (for a linear layer) or a channels-last map
+/// (for a convolution), and the winner bytes (pixels x channels).
+std::pair<at::Tensor, at::Tensor> pool(const at::Tensor& x, bool features) {
   const Shape s = shape_of(x);
-  const bool features = layout == Layout::kFeatures;
   at::Tensor result = features
                           ? at::empty({s.batch, s.features()}, x.options())
                           : at::empty({s.batch, s.channels, s.pooled_height(), s.pooled_width()},
@@ -119,11 +116,11 @@ std::pair<at::Tensor, at::Tensor> pool(const at::Tensor& x, Layout layout) {
 class FusedPooling : public torch::autograd::Function<FusedPooling> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
-                            Layout layout) {
-    auto [result, winners] = pool(x, layout);
+                            bool features) {
+    auto [result, winners] = pool(x, features);
     context->save_for_backward({winners});
     context->saved_data["sizes"] = x.sizes();
-    context->saved_data["layout"] = static_cast<std::int64_t>(layout);
+    context->saved_data["features"] = features;
     return result;
   }
 
@@ -131,8 +128,7 @@ class FusedPooling : public torch::autograd::Function<FusedPooling> {
                                                  torch::autograd::variable_list grads) {
     const at::Tensor winners = context->get_saved_variables()[0];
     const std::vector<std::int64_t> sizes = context->saved_data["sizes"].toIntVector();
-    const bool features =
-        static_cast<Layout>(context->saved_data["layout"].toInt()) == Layout::kFeatures;
+    const bool features = context->saved_data["features"].toBool();
     const at::Tensor grad =
         features ? grads[0].contiguous() : grads[0].contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor grad_in =
@@ -158,17 +154,17 @@ class FusedPooling : public torch::autograd::Function<FusedPooling> {
 
 at::Tensor pooled_features(const at::Tensor& x) {
   if (!fused_kernel_applies(x)) return at::max_pool2d(x, 2).relu_().flatten(1);
-  return FusedPooling::apply(x, Layout::kFeatures);
+  return FusedPooling::apply(x, /*features=*/true);
 }
 
 std::pair<at::Tensor, at::Tensor> pooled_features_and_winners(const at::Tensor& x) {
   TORCH_CHECK(fused_kernel_applies(x), "pooled_features_and_winners: a channels-last CPU map");
-  return pool(x, Layout::kFeatures);
+  return pool(x, /*features=*/true);
 }
 
 at::Tensor pooled_channels_last(const at::Tensor& x) {
   if (!fused_kernel_applies(x)) return at::max_pool2d(x, 2).relu_();
-  return FusedPooling::apply(x, Layout::kChannelsLast);
+  return FusedPooling::apply(x, /*features=*/false);
 }
 
 }  // namespace mnist_ddp::model

@@ -1,5 +1,4 @@
-// lib/model/pooled_features.hpp — provides: pooled_features, pooled_features_and_winners,
-// pooled_channels_last (pool + ReLU).
+// lib/model/pooled_features.hpp — provides: pooled_features and its variants (pool + ReLU).
 #pragma once
 
 #include <utility>
@@ -8,8 +7,7 @@
 
 namespace mnist_ddp::model {
 
-/// relu(max_pool2d(x, 2)).flatten(1); values and gradients equal ATen's, ties included. Note
-/// [Fused pooling] in pooled_features.cpp.
+/// relu(max_pool2d(x, 2)).flatten(1), gradients and ties as ATen's (Note [Fused pooling]).
 at::Tensor pooled_features(const at::Tensor& x);
 
 /// pooled_features(x) and each output's winner byte (pool_window's), pixels x channels, for a
