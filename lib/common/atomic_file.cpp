@@ -17,9 +17,8 @@ namespace {
   throw Error(ExitCode::kFailure, what + " '" + path + "' failed: " + std::strerror(errno));
 }
 
+/// Note [File modes]: mode 0666, not mkstemp's forced 0600, so the umask decides, as elsewhere.
 /// Creates `<prefix><pid>.<n>` with O_EXCL, trying the next n past a crashed process's leftover.
-/// Note [File modes]: mode 0666, not mkstemp's forced 0600, so the umask decides as for any
-/// other file the run writes. Closes on every path out; unlinks unless renamed.
 class TemporaryFile {
  public:
   explicit TemporaryFile(const std::string& prefix) {

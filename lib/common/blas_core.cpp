@@ -20,20 +20,17 @@ namespace mnist_ddp {
 
 // Note [BLAS core]
 // ~~~~~~~~~~~~~~~~
-// OpenBLAS picks its kernels (its "core") from the CPU model when it initialises, before main; a
-// model it does not know gets old SSE3 kernels (Debian 12's 0.3.21 runs Prescott on recent Xeons:
-// 1.4-2x slower training). OPENBLAS_CORETYPE, read only then, names the core instead. So the
-// program's .preinit_array function, which the dynamic loader runs before any library's
-// initialisation, asks OpenBLAS's own detection (gotoblas_dynamic_init) which core it would pick
-// and, where the CPU's features allow kernels of a newer instruction set, installs that core
-// (gotoblas_dynamic_quit, then init again with OPENBLAS_CORETYPE set). OpenBLAS's constructor then
-// keeps the core in place. No process starts twice, so mpirun, srun and containers see nothing.
-// libc sets `environ` only after the preinit functions: this one sets it from its argument, and
-// its changes are gone once libc starts. main then checks the new kernels' products against a
-// float64 reference and goes back to OpenBLAS's choice if they differ. A user's
-// OPENBLAS_CORETYPE is never overridden. Where the symbols are missing (another BLAS, an OpenBLAS
-// built for one core) nothing changes. MNIST_DDP_SIMULATE_BLAS_FALLBACK, a testing aid: =1 takes
-// Prescott as OpenBLAS's choice, =uncorrected also keeps it, =rejected fails the check.
+// OpenBLAS picks its kernels (its "core") from the CPU model when it initialises, before main,
+// and gives a model it does not know old SSE3 kernels; OPENBLAS_CORETYPE, read only then, names
+// the core instead. So the program's .preinit_array function, run before any library initialises,
+// asks OpenBLAS's detection (gotoblas_dynamic_init) which core it picks and, where the CPU allows
+// newer kernels, installs that core (gotoblas_dynamic_quit, init with OPENBLAS_CORETYPE set), which
+// OpenBLAS's constructor keeps. No process starts twice. libc sets `environ` only after preinit:
+// this function sets it from its argument, its changes gone once libc starts. main then checks the
+// new kernels against a float64 reference and goes back to OpenBLAS's choice if they differ. A
+// user's OPENBLAS_CORETYPE is never overridden; without the symbols nothing changes.
+// MNIST_DDP_SIMULATE_BLAS_FALLBACK, a testing aid: =1 takes Prescott as OpenBLAS's choice,
+// =uncorrected also keeps it, =rejected fails the check.
 namespace {
 
 constexpr const char* kCoreVariable = "OPENBLAS_CORETYPE";
@@ -46,8 +43,7 @@ constexpr int64_t kColumns = 53;
 // float32 rounding over 71 terms of at most 1 stays far below; wrong kernels are off by ~1.
 constexpr double kGemmTolerance = 1e-3;
 
-/// What choose_blas_core decided, read by main: plain storage, as the program's static
-/// constructors run after the preinit functions and would reset anything they construct.
+/// What choose_blas_core decided: plain chars, as static constructors run after it and would reset.
 struct LoadChoice {
   char from[32];       // OpenBLAS's choice
   char to[32];         // the core installed instead; empty: none
@@ -62,9 +58,7 @@ void copy_text(char (&to)[N], const char* from) {
   std::snprintf(to, N, "%s", from != nullptr ? from : "");
 }
 
-/// OpenBLAS's cores whose kernels predate AVX2 (names of 0.3.21 and later, as
-/// openblas_get_corename gives them); any other name, newer or unknown, is OpenBLAS's choice to
-/// keep.
+/// OpenBLAS's cores (as openblas_get_corename names them) whose kernels predate AVX2.
 constexpr std::array kCoresBeforeAvx2 = {
     "Unknown",   "Katmai", "Coppermine", "Northwood",   "Prescott",  "Banias",     "Atom",
     "Core2",     "Penryn", "Dunnington", "Nehalem",     "Athlon",    "Opteron",    "Opteron_SSE3",

@@ -7,9 +7,8 @@ namespace mnist_ddp {
 
 // Note [Heap reuse]
 // ~~~~~~~~~~~~~~~~~
-// Each step allocates and frees the same multi-megabyte tensors; glibc would mmap and unmap
-// them, so every step faults in fresh zeroed pages. With mmap off and a high trim threshold the
-// blocks stay on the heap for the next step. Peak memory is unchanged.
+// Each step frees and reallocates the same multi-megabyte tensors, which glibc would unmap and map
+// afresh (zeroed pages faulted in); with mmap off and a high trim threshold they stay on the heap.
 /// Call once, first in main. False where glibc refused a setting.
 inline bool keep_freed_memory_for_reuse() {
   constexpr int kNoTrimBelow = 1 << 30;  // bytes of free heap top kept rather than returned

@@ -1,5 +1,4 @@
-// lib/common/networks.hpp — provides: config::Model, the networks of --model, below config/ and
-// model/, which both name them and stay independent of each other.
+// lib/common/networks.hpp — provides: config::Model, here as config/ and model/ both name it.
 #pragma once
 
 #include <array>

@@ -2,7 +2,6 @@
 #include "report/banner.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -92,11 +91,11 @@ bool print_summary(const Log& log, const train::TrainSummary& s, double min_accu
            static_cast<long long>(s.steps), static_cast<long long>(s.images), s.train_seconds,
            s.images_per_sec, wall_seconds);
   const bool ok = s.test.accuracy >= min_accuracy;
-  char verdict[64] = "OK";
-  if (!ok)
-    std::snprintf(verdict, sizeof verdict, "BELOW --min-accuracy %.2f%%", 100 * min_accuracy);
+  const std::string verdict =
+      ok ? "OK" : string_printf("BELOW --min-accuracy %.2f%%", 100 * min_accuracy);
   log.line("# final test_acc %.2f%% (%lld/%lld) %s", 100.0 * s.test.accuracy,
-           static_cast<long long>(s.test.correct), static_cast<long long>(s.test.count), verdict);
+           static_cast<long long>(s.test.correct), static_cast<long long>(s.test.count),
+           verdict.c_str());
   return ok;
 }
 
@@ -105,10 +104,8 @@ void print_timing(const Log& log, int rank, double startup_seconds, const train:
   std::string shares;
   for (const train::Phase phase : train::kPhases) {
     if (!p.shown(phase)) continue;
-    char share[48];
-    std::snprintf(share, sizeof share, "%s%s %.0f%%", shares.empty() ? "" : ", ",
-                  train::phase_label(phase).c_str(), 100 * p[phase] / total);
-    shares += share;
+    shares += string_printf("%s%s %.0f%%", shares.empty() ? "" : ", ",
+                            train::phase_label(phase).c_str(), 100 * p[phase] / total);
   }
   log.line("# first training step %.2f s after launch; training time on rank %d: %s%s",
            startup_seconds, rank, shares.c_str(),
@@ -130,28 +127,23 @@ void print_rank_table(const Log& log, const std::vector<RankStats>& ranks,
   log.line("# %6s  %-24s %11s %10s %10s %10s", "", "", "(img/s)", "(ms)", "(%)", "(MiB)");
   for (const RankStats& r : ranks) {
     const std::string& host = r.rank < static_cast<int>(layout.size()) ? layout[r.rank].host : "?";
-    char comm_share[16] = "unknown";  // graphed steps: not measured
-    if (const std::optional<double> share = r.phases.comm_share())
-      std::snprintf(comm_share, sizeof comm_share, "%.1f", 100 * *share);
+    const std::optional<double> share = r.phases.comm_share();  // graphed steps: not measured
+    const std::string comm_share = share ? string_printf("%.1f", 100 * *share) : "unknown";
     log.line("# %6d  %-24s %11.0f %10.3f %10s %10.0f%s", r.rank, host.c_str(), r.images_per_sec(),
-             1000 * r.step_seconds(), comm_share, r.peak_rss_mib,
+             1000 * r.step_seconds(), comm_share.c_str(), r.peak_rss_mib,
              straggler && r.step_seconds() == slowest ? "  slowest" : "");
   }
 }
 
 void print_milestones(const Log& log, const std::vector<Milestone>& milestones) {
   std::string text;
-  char item[96];
   for (const Milestone& m : milestones) {
-    if (m.reached) {
-      std::snprintf(item, sizeof item, "%s%.0f%% at %.2f s (step %lld, epoch %lld)",
-                    text.empty() ? "" : ", ", 100 * m.accuracy, m.train_seconds,
-                    static_cast<long long>(m.step), static_cast<long long>(m.epoch));
-    } else {
-      std::snprintf(item, sizeof item, "%s%.0f%% not reached", text.empty() ? "" : ", ",
-                    100 * m.accuracy);
-    }
-    text += item;
+    const char* separator = text.empty() ? "" : ", ";
+    text += m.reached
+                ? string_printf("%s%.0f%% at %.2f s (step %lld, epoch %lld)", separator,
+                                100 * m.accuracy, m.train_seconds, static_cast<long long>(m.step),
+                                static_cast<long long>(m.epoch))
+                : string_printf("%s%.0f%% not reached", separator, 100 * m.accuracy);
   }
   log.line("# time to test accuracy: %s", text.c_str());
 }

@@ -29,8 +29,7 @@ struct RankStats {
 /// Versions, then every setting of `config`, one per line.
 void print_banner(const Log& log, const config::TrainConfig& config);
 
-/// Mode, device, precision, gradient transport, the plan's note and, on CUDA, whether and why
-/// steps replay a CUDA graph.
+/// Mode, device, precision, gradient transport, the plan's note and the CUDA graph decision.
 void print_execution(const Log& log, const distributed::DevicePlan& plan,
                      const config::TrainConfig& config, const train::GraphPlan& graphs);
 

@@ -23,8 +23,7 @@ nlohmann::json phase_record(const train::PhaseTimes& phases) {
   return record;
 }
 
-/// Opens `path`, emptied unless `append` (then readable, for ends_mid_line). O_NOFOLLOW: a symlink
-/// (perhaps /dev/stdout) is refused, never written through nor replaced.
+/// Opens `path`, emptied unless `append` (then readable); a symlink (/dev/stdout?) is refused.
 int open_metrics_file(const std::string& path, bool append) {
   const int open_flags = append ? O_RDWR | O_APPEND : O_WRONLY | O_TRUNC;
   const int fd = open(path.c_str(), open_flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);

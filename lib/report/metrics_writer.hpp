@@ -1,5 +1,4 @@
 // lib/report/metrics_writer.hpp — provides: MetricsWriter, rank 0's JSON Lines metrics file.
-// Every record carries "schema": kMetricsSchema, raised whenever a field changes meaning or goes.
 #pragma once
 
 #include <cstdio>
@@ -12,7 +11,7 @@
 
 namespace mnist_ddp::report {
 
-constexpr int kMetricsSchema = 3;
+constexpr int kMetricsSchema = 3;  // every record's "schema": raised when a field changes or goes
 
 /// Run-wide facts that every record of the file carries or the summary needs.
 struct RunFacts {

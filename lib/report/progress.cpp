@@ -43,17 +43,11 @@ config::Progress progress_style(config::Progress option) {
 
 std::string format_duration(double seconds) {
   const auto total = static_cast<long long>(std::llround(std::max(0.0, seconds)));
-  char text[32];
   if (total >= 3600) {
-    std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", total / 3600, total / 60 % 60,
-                  total % 60);
-  } else {
-    std::snprintf(text, sizeof text, "%lld:%02lld", total / 60, total % 60);
+    return string_printf("%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
   }
-  return text;
+  return string_printf("%lld:%02lld", total / 60, total % 60);
 }
-
-Progress::Progress(const Log& log, config::Progress style) : log_(log), style_(style) {}
 
 void Progress::on_step(const train::StepReport& step) {
   if (style_ == config::Progress::kOff) return;

@@ -15,7 +15,7 @@ config::Progress progress_style(config::Progress option);
 class Progress {
  public:
   /// Writes through `log` (rank 0); kOff writes nothing.
-  Progress(const Log& log, config::Progress style);
+  Progress(const Log& log, config::Progress style) : log_(log), style_(style) {}
 
   /// After every optimizer step; the next log line (the epoch's row) replaces the live line.
   void on_step(const train::StepReport& step);

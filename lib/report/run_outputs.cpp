@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -25,8 +24,7 @@ double peak_rss_mib() {
   return usage.ru_maxrss / 1024.0;  // Linux reports KiB
 }
 
-/// Collective: every rank's statistics for the run summarised by `summary`, in rank order: one
-/// all_gather of a few float64 values per rank.
+/// Collective: every rank's statistics, in rank order, from one all_gather of float64 values.
 std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
                                          const train::TrainSummary& summary,
                                          std::int64_t steps_trained) {
@@ -48,9 +46,8 @@ std::vector<RankStats> gather_rank_stats(distributed::Communicator& comm,
   return stats;
 }
 
-/// Rank 0's --metrics-file, once every output file's folder is known writable (else UsageError):
-/// before training, so a typo or a read-only mount does not cost a whole run, and before the
-/// metrics file is emptied, so that a refused output leaves an earlier run's metrics alone.
+/// Rank 0's --metrics-file, once every output's folder is known writable (else UsageError): before
+/// training, so a typo costs no run, and before emptying the file, so a refusal leaves it alone.
 std::string checked_metrics_file(const distributed::Communicator& comm,
                                  const config::TrainConfig& config) {
   if (comm.rank() != 0) return "";
@@ -96,8 +93,9 @@ void RunOutputs::on_step(const train::StepReport& step) {
   ++steps_trained_;
   progress_.on_step(step);
   metrics_.write_step(step);
-  if (step.window && tensorboard_) {
-    const train::LogWindow& w = *step.window;
+  if (!step.window) return;
+  const train::LogWindow& w = *step.window;
+  if (tensorboard_) {
     tensorboard_->add_scalar("train/loss", step.step, w.loss);
     tensorboard_->add_scalar("train/images_per_sec", step.step, w.images_per_sec);
     // Unknown in a window of graphed steps, whose collectives are not timed.
@@ -105,10 +103,7 @@ void RunOutputs::on_step(const train::StepReport& step) {
       tensorboard_->add_scalar("train/comm_share", step.step, *share);
     tensorboard_->add_scalar("train/lr", step.step, step.lr);
   }
-  if (step.window) {
-    report_.steps.push_back({step.step, step.epoch, seconds_since(start_), step.window->loss,
-                             step.window->images_per_sec});
-  }
+  report_.steps.push_back({step.step, seconds_since(start_), w.loss, w.images_per_sec});
 }
 
 void RunOutputs::on_evaluation(const train::EvalReport& report) {
@@ -130,8 +125,8 @@ void RunOutputs::on_epoch(const train::EpochReport& report) {
     tensorboard_->add_scalar("epoch/test_accuracy", report.step, report.test.accuracy);
     tensorboard_->add_scalar("epoch/images_per_sec", report.step, report.images_per_sec);
   }
-  report_.epochs.push_back({report.epoch, report.step, report.train_loss, report.test.loss,
-                            report.test.accuracy, report.images_per_sec, report.elapsed_seconds});
+  report_.epochs.push_back({report.step, report.train_loss, report.test.loss, report.test.accuracy,
+                            report.images_per_sec, report.elapsed_seconds});
 }
 
 bool RunOutputs::finish(const train::TrainSummary& summary, double wall_seconds,
@@ -171,27 +166,22 @@ void RunOutputs::write_report(const train::TrainSummary& summary,
     report_.ranks.push_back({r.rank, placement.host, placement.local_rank, placement.device,
                              r.steps, r.step_seconds(), r.phases});
   }
-  char text[128];
-  const auto add = [this, &text](const char* label) { report_.summary.emplace_back(label, text); };
-  std::snprintf(text, sizeof text, "%.2f%% (%lld/%lld)", 100 * summary.test.accuracy,
-                static_cast<long long>(summary.test.correct),
-                static_cast<long long>(summary.test.count));
-  add("final test accuracy");
-  std::snprintf(text, sizeof text, "%.6f", summary.test.loss);
-  add("final test loss");
-  std::snprintf(text, sizeof text, "%lld", static_cast<long long>(summary.steps));
-  add("optimizer steps");
-  std::snprintf(text, sizeof text, "%.0f img/s (all ranks)", summary.images_per_sec);
-  add("throughput");
-  std::snprintf(text, sizeof text, "%.2f s (first step after %.2f s)", wall_seconds,
-                startup_seconds);
-  add("wall time");
+  auto& rows = report_.summary;
+  rows.emplace_back("final test accuracy",
+                    string_printf("%.2f%% (%lld/%lld)", 100 * summary.test.accuracy,
+                                  static_cast<long long>(summary.test.correct),
+                                  static_cast<long long>(summary.test.count)));
+  rows.emplace_back("final test loss", string_printf("%.6f", summary.test.loss));
+  rows.emplace_back("optimizer steps", std::to_string(summary.steps));
+  rows.emplace_back("throughput", string_printf("%.0f img/s (all ranks)", summary.images_per_sec));
+  rows.emplace_back("wall time", string_printf("%.2f s (first step after %.2f s)", wall_seconds,
+                                               startup_seconds));
   for (const Milestone& m : milestones_.milestones()) {
     if (!m.reached) continue;
-    std::snprintf(text, sizeof text, "%.2f s of training (step %lld, epoch %lld)", m.train_seconds,
-                  static_cast<long long>(m.step), static_cast<long long>(m.epoch));
-    report_.summary.emplace_back(
-        "time to " + std::to_string(static_cast<int>(100 * m.accuracy)) + "% test accuracy", text);
+    rows.emplace_back(
+        "time to " + std::to_string(static_cast<int>(100 * m.accuracy)) + "% test accuracy",
+        string_printf("%.2f s of training (step %lld, epoch %lld)", m.train_seconds,
+                      static_cast<long long>(m.step), static_cast<long long>(m.epoch)));
   }
   write_run_report(config_.report, report_);
 }

@@ -23,9 +23,8 @@ namespace mnist_ddp::report {
 /// Every rank has one (the timeline and the summary gather from all ranks); rank 0 writes.
 class RunOutputs {
  public:
-  /// Opens rank 0's output files (appending metrics when `resumed`): make it only once the run
-  /// will train, so a failure leaves earlier outputs alone. No collectives: safe inside an agreed
-  /// phase. Throws UsageError naming an option whose file cannot be written.
+  /// Opens rank 0's files (metrics appended when `resumed`), no collectives: make it once the run
+  /// will train, so a failure leaves earlier outputs alone. UsageError names an unwritable option.
   RunOutputs(const config::TrainConfig& config, const distributed::DevicePlan& plan,
              distributed::Communicator& comm, const Log& log, bool resumed);
 
@@ -37,8 +36,7 @@ class RunOutputs {
   void on_evaluation(const train::EvalReport& report);
   void on_span(const train::Span& span) { timeline_.add(span); }
 
-  /// Collective, after training: gathers every rank's stats, writes and prints the summaries;
-  /// returns whether --min-accuracy was met.
+  /// Collective, after training: writes and prints the summaries; whether --min-accuracy was met.
   bool finish(const train::TrainSummary& summary, double wall_seconds, double startup_seconds);
 
  private:

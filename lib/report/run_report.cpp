@@ -58,12 +58,6 @@ std::string pairs_table(const std::vector<std::pair<std::string, std::string>>& 
   return html + "</table>\n";
 }
 
-/// Whether a rank ran graphed steps, whose collectives are not timed.
-bool any_graphed(const RunReport& report) {
-  return std::any_of(report.ranks.begin(), report.ranks.end(),
-                     [](const ReportRank& rank) { return rank.phases.graphed(); });
-}
-
 /// The phases the chart stacks, in Phase order: each one some rank shows (PhaseTimes::shown).
 std::vector<train::Phase> charted_phases(const RunReport& report) {
   std::vector<train::Phase> phases;
@@ -246,7 +240,9 @@ std::string layout_table(const RunReport& report, const std::vector<std::vector<
 
 void write_run_report(const std::string& path, const RunReport& report) {
   const std::string title = report.title.empty() ? "mnist_ddp run" : report.title;
-  const bool graphed = any_graphed(report);
+  // Graphed steps do not time their collectives.
+  const bool graphed = std::any_of(report.ranks.begin(), report.ranks.end(),
+                                   [](const ReportRank& rank) { return rank.phases.graphed(); });
   const std::vector<train::Phase> phases = charted_phases(report);
   std::vector<std::vector<double>> ms;
   for (const ReportRank& rank : report.ranks) ms.push_back(phase_ms_per_step(rank, phases));

@@ -12,7 +12,6 @@ namespace mnist_ddp::report {
 
 /// One finished epoch, with the evaluation after it.
 struct ReportEpoch {
-  std::int64_t epoch = 0;     // 1-based
   std::int64_t step = 0;      // optimizer steps since the start of training, at the epoch's end
   double train_loss = 0;      // mean over the epoch's steps and ranks
   double test_loss = 0;       // on the test set after the epoch
@@ -31,7 +30,6 @@ struct ReportEvaluation {
 /// One recorded training step (every step, or every n-th: the charts draw what they get).
 struct ReportStep {
   std::int64_t step = 0;
-  std::int64_t epoch = 0;
   double elapsed_s = 0;       // since the start of training
   double loss = 0;            // of this step, averaged over ranks
   double images_per_sec = 0;  // all ranks together, since the previous recorded step
@@ -58,9 +56,8 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> summary;  // label -> value, in order
 };
 
-/// Writes `report` atomically as one self-contained HTML page: inline CSS and SVG, no script,
-/// nothing loaded from anywhere (its Content-Security-Policy forbids it). Every string from the
-/// run is escaped. Throws UsageError naming `path` when the file cannot be written.
+/// Writes `report` atomically as one self-contained HTML page (inline CSS and SVG, no script, run
+/// strings escaped); throws UsageError naming `path` when the file cannot be written.
 void write_run_report(const std::string& path, const RunReport& report);
 
 }  // namespace mnist_ddp::report

@@ -7,6 +7,8 @@
 #include <limits>
 #include <sstream>
 
+#include "common/log.hpp"
+
 namespace mnist_ddp::report {
 namespace {
 
@@ -23,11 +25,7 @@ constexpr const char* kGridColor = "#e3e3e3";
 constexpr const char* kAxisColor = "#555";
 
 /// An SVG coordinate: one decimal is finer than a pixel.
-std::string coord(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", value);
-  return buffer;
-}
+std::string coord(double value) { return string_printf("%.1f", value); }
 
 std::string no_data(const std::string& id, const std::string& note) {
   return "<p class=\"no-data\" id=\"" + html_escape(id) + "\">No data: " + html_escape(note) +
@@ -60,82 +58,6 @@ struct Scale {
     return to_low + (value - from_low) / (from_high - from_low) * (to_high - to_low);
   }
 };
-
-}  // namespace
-
-std::string html_escape(std::string_view text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (const char c : text) {
-    const char* entity = c == '&'    ? "&amp;"
-                         : c == '<'  ? "&lt;"
-                         : c == '>'  ? "&gt;"
-                         : c == '"'  ? "&quot;"
-                         : c == '\'' ? "&#39;"
-                                     : nullptr;
-    escaped += entity ? std::string_view(entity) : std::string_view(&c, 1);
-  }
-  return escaped;
-}
-
-std::string format_number(double value) {
-  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
-  char buffer[32];
-  // %g would write 12345 as 1.23e+04; nobody wants that in a table of images per second.
-  std::snprintf(buffer, sizeof buffer, std::abs(value) >= 1000 ? "%.0f" : "%.3g", value);
-  return buffer;
-}
-
-Ticks nice_ticks(double low, double high, int target, bool integer) {
-  if (!std::isfinite(low) || !std::isfinite(high)) low = 0, high = 1;
-  if (low > high) std::swap(low, high);
-  if (low == high) {
-    // One value: in the middle of a small range, or at the bottom for 0 (no negative axis).
-    if (low == 0) {
-      high = 1;
-    } else {
-      const double delta = integer ? 1.0 : std::abs(low) * 0.1;
-      low -= delta;
-      high += delta;
-    }
-  }
-  const double raw = (high - low) / std::max(target, 1);
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  const double fraction = raw / magnitude;
-  double step = (fraction < 1.5 ? 1 : fraction < 3 ? 2 : fraction < 7 ? 5 : 10) * magnitude;
-  if (integer) step = std::max(step, 1.0);
-  if (!std::isfinite(step) || step <= 0) {
-    // A range wider than the largest double: no round ticks, just the ends.
-    return Ticks{low, high, high - low, {low, high}};
-  }
-
-  Ticks ticks;
-  ticks.step = step;
-  // The epsilon keeps 0.3 / 0.1 = 2.9999999999999996 from adding a tick below the data.
-  ticks.low = std::floor(low / step + 1e-9) * step;
-  ticks.high = std::ceil(high / step - 1e-9) * step;
-  const long count = std::lround((ticks.high - ticks.low) / step);
-  for (long i = 0; i <= count; ++i)
-    ticks.values.push_back(ticks.low + static_cast<double>(i) * step);
-  return ticks;
-}
-
-std::string format_tick(double value, double step) {
-  if (!std::isfinite(step) || step <= 0) return format_number(value);
-  std::string suffix;
-  if (step >= 1000) {
-    value /= 1000;
-    step /= 1000;
-    suffix = "k";
-  }
-  if (std::abs(value) < step * 1e-6) value = 0;  // no "-0.0" from rounding
-  const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return value == 0 ? "0" : buffer + suffix;
-}
-
-namespace {
 
 /// The grid, ticks, axes and axis labels of a line chart.
 void draw_line_axes(std::ostringstream& svg, const LineChart& chart, const Ticks& x_ticks,
@@ -197,6 +119,75 @@ void draw_line_series(std::ostringstream& svg, const LineChart& chart, const Lin
 }
 
 }  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (const char c : text) {
+    const char* entity = c == '&'    ? "&amp;"
+                         : c == '<'  ? "&lt;"
+                         : c == '>'  ? "&gt;"
+                         : c == '"'  ? "&quot;"
+                         : c == '\'' ? "&#39;"
+                                     : nullptr;
+    escaped += entity ? std::string_view(entity) : std::string_view(&c, 1);
+  }
+  return escaped;
+}
+
+std::string format_number(double value) {
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, std::abs(value) >= 1000 ? "%.0f" : "%.3g", value);
+  return buffer;
+}
+
+Ticks nice_ticks(double low, double high, int target, bool integer) {
+  if (!std::isfinite(low) || !std::isfinite(high)) low = 0, high = 1;
+  if (low > high) std::swap(low, high);
+  if (low == high) {
+    // One value: in the middle of a small range, or at the bottom for 0 (no negative axis).
+    if (low == 0) {
+      high = 1;
+    } else {
+      const double delta = integer ? 1.0 : std::abs(low) * 0.1;
+      low -= delta;
+      high += delta;
+    }
+  }
+  const double raw = (high - low) / std::max(target, 1);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double fraction = raw / magnitude;
+  double step = (fraction < 1.5 ? 1 : fraction < 3 ? 2 : fraction < 7 ? 5 : 10) * magnitude;
+  if (integer) step = std::max(step, 1.0);
+  if (!std::isfinite(step) || step <= 0) {
+    // A range wider than the largest double: no round ticks, just the ends.
+    return Ticks{low, high, high - low, {low, high}};
+  }
+
+  Ticks ticks;
+  ticks.step = step;
+  // The epsilon keeps 0.3 / 0.1 = 2.9999999999999996 from adding a tick below the data.
+  ticks.low = std::floor(low / step + 1e-9) * step;
+  ticks.high = std::ceil(high / step - 1e-9) * step;
+  const long count = std::lround((ticks.high - ticks.low) / step);
+  for (long i = 0; i <= count; ++i)
+    ticks.values.push_back(ticks.low + static_cast<double>(i) * step);
+  return ticks;
+}
+
+std::string format_tick(double value, double step) {
+  if (!std::isfinite(step) || step <= 0) return format_number(value);
+  std::string suffix;
+  if (step >= 1000) {
+    value /= 1000;
+    step /= 1000;
+    suffix = "k";
+  }
+  if (std::abs(value) < step * 1e-6) value = 0;  // no "-0.0" from rounding
+  const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
+  return value == 0 ? "0" : string_printf("%.*f", decimals, value) + suffix;
+}
 
 std::string line_chart_html(const LineChart& chart) {
   constexpr double inf = std::numeric_limits<double>::infinity();

@@ -1,5 +1,4 @@
-// lib/report/tensorboard_writer.cpp — protobuf Events (TensorFlow's field numbers) as TFRecords;
-// CRC-32C from Boost.CRC; framing byte by byte, for any byte order.
+// lib/report/tensorboard_writer.cpp — protobuf Events as TFRecords, framed byte by byte.
 #include "report/tensorboard_writer.hpp"
 
 #include <array>

@@ -30,8 +30,7 @@ class TensorBoardWriter {
   TensorBoardWriter(const TensorBoardWriter&) = delete;
   TensorBoardWriter& operator=(const TensorBoardWriter&) = delete;
 
-  /// Writes scalar `tag` at `step`, rounded to TensorBoard's float, at `wall_time` (seconds since
-  /// the Unix epoch; now if not given); throws Error on failure.
+  /// Writes scalar `tag` at `step` as a float, at `wall_time` (Unix seconds; default now); throws.
   void add_scalar(const std::string& tag, std::int64_t step, double value,
                   std::optional<double> wall_time = std::nullopt);
 

@@ -47,9 +47,6 @@ nlohmann::json metadata(const char* kind, int rank, int row, const std::string& 
 
 }  // namespace
 
-Timeline::Timeline(distributed::Communicator& comm, bool enabled, config::StepRange steps)
-    : comm_(comm), enabled_(enabled), steps_(steps) {}
-
 void Timeline::start() {
   if (!enabled_) return;
   comm_.barrier();

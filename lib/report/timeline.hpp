@@ -14,7 +14,8 @@ namespace mnist_ddp::report {
 class Timeline {
  public:
   /// Records the spans of the steps in `steps`; a disabled one costs nothing.
-  Timeline(distributed::Communicator& comm, bool enabled, config::StepRange steps);
+  Timeline(distributed::Communicator& comm, bool enabled, config::StepRange steps)
+      : comm_(comm), enabled_(enabled), steps_(steps) {}
 
   /// Collective: a barrier, so that every rank's clock starts at the same moment.
   void start();
@@ -22,8 +23,7 @@ class Timeline {
   /// Records a span of this rank in the window; past kMaxSpans they are only counted.
   void add(const train::Span& span);
 
-  /// Collective: rank 0 writes every rank's spans to `path` atomically and returns all ranks'
-  /// dropped spans (0 elsewhere).
+  /// Collective: rank 0 writes all spans to `path` atomically; returns all ranks' drops (else 0).
   std::int64_t write(const std::string& path,
                      const std::vector<distributed::RankPlacement>& layout);
 

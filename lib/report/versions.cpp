@@ -27,22 +27,6 @@ std::string mpi_library_version() {
   return version.substr(0, version.find_first_of(",\n"));  // "Open MPI v4.1.4"
 }
 
-/// Paths of the loaded shared objects whose file name mentions BLAS.
-std::vector<std::string> loaded_blas_paths() {
-  std::vector<std::string> paths;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* out) {
-        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
-        const std::string file = std::filesystem::path(path).filename().string();
-        if (file.find("blas") != std::string::npos) {
-          static_cast<std::vector<std::string>*>(out)->push_back(path);
-        }
-        return 0;
-      },
-      &paths);
-  return paths;
-}
-
 #if MNIST_DDP_HAVE_NCCL
 /// 22809 -> "2.28.9" (NCCL's code since 2.9: major * 10000 + minor * 100 + patch).
 std::string nccl_version_text(int code) {
@@ -95,17 +79,24 @@ std::string nccl_version() { return "not built in"; }
 std::string cuda_version() { return "not built in"; }
 #endif
 
-/// The BLAS LibTorch's GEMMs run on: OpenBLAS's description if loaded, the resolved path, and
-/// which OpenBLAS core runs and why.
+/// The BLAS LibTorch's GEMMs run on: the resolved path, and OpenBLAS's description and core.
 std::string loaded_blas() {
-  // Debian's update-alternatives picks libblas.so.3; the resolved path tells which.
+  // Loaded objects named *blas*, resolved: Debian's update-alternatives picks libblas.so.3.
   std::string where;
-  for (const std::string& path : loaded_blas_paths()) {
-    std::error_code ignored;
-    const std::string resolved = std::filesystem::canonical(path, ignored).string();
-    if (!where.empty()) where += ", ";
-    where += resolved.empty() ? path : resolved;
-  }
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (std::filesystem::path(path).filename().string().find("blas") == std::string::npos) {
+          return 0;
+        }
+        std::error_code ignored;
+        const std::string resolved = std::filesystem::canonical(path, ignored).string();
+        std::string& found = *static_cast<std::string*>(out);
+        if (!found.empty()) found += ", ";
+        found += resolved.empty() ? path : resolved;
+        return 0;
+      },
+      &where);
   using ConfigFn = const char* (*)();
   if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
     const std::string core = blas_core_account();

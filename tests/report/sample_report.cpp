@@ -98,15 +98,14 @@ RunReport sample_report() {
         0.06 + 2.24 * std::exp(-static_cast<double>(step) / 45.0) + 0.05 * (1 + noise.next());
     loss_sum += loss;
     ++loss_count;
-    if (step % 7 == 1)
-      report.steps.push_back({step, epoch, elapsed, loss, kImagesPerStep / seconds});
+    if (step % 7 == 1) report.steps.push_back({step, elapsed, loss, kImagesPerStep / seconds});
     if (step % kStepsPerEpoch == 0) {
       const double train_seconds = elapsed - epoch_start;
       elapsed += kEvalSeconds;
       epoch_start = elapsed;
       const auto index = static_cast<size_t>(epoch - 1);
-      report.epochs.push_back({epoch, step, loss_sum / static_cast<double>(loss_count),
-                               test_losses[index], test_accuracies[index],
+      report.epochs.push_back({step, loss_sum / static_cast<double>(loss_count), test_losses[index],
+                               test_accuracies[index],
                                kImagesPerStep * kStepsPerEpoch / train_seconds, elapsed});
       loss_sum = 0;
       loss_count = 0;
