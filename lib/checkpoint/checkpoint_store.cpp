@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <regex>
 
 #include "checkpoint/checkpoint_file.hpp"

@@ -44,8 +44,6 @@ class CheckpointStore {
   std::optional<StoredCheckpoint> newest_intact(
       const std::function<void(const std::string&)>& warn) const;
 
-  const std::string& folder() const { return folder_; }
-
  private:
   std::string folder_;
   int keep_last_;

@@ -4,7 +4,6 @@
 #include <limits>
 #include <memory>
 #include <sstream>
-#include <type_traits>
 
 #include <ATen/ATen.h>
 #include <torch/optim/adam.h>

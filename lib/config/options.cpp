@@ -1,7 +1,6 @@
 // lib/config/options.cpp — the only file that knows Boost.Program_options.
 #include "config/options.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>

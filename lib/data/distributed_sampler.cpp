@@ -2,7 +2,6 @@
 #include "data/distributed_sampler.hpp"
 
 #include <random>
-#include <string>
 
 #include <ATen/ATen.h>
 

@@ -16,7 +16,6 @@ class DistributedSampler {
 
   /// Selects the order of `epoch`; call before each epoch.
   void set_epoch(std::int64_t epoch) { epoch_ = epoch; }
-  std::int64_t epoch() const { return epoch_; }
 
   /// This rank's sample indices for the current epoch: int64, num_samples() long.
   at::Tensor indices() const { return indices_from(0); }
@@ -25,8 +24,6 @@ class DistributedSampler {
   at::Tensor indices_from(std::int64_t position) const;
   /// Samples each rank gets per epoch.
   std::int64_t num_samples() const { return num_samples_; }
-  /// num_samples() x world size.
-  std::int64_t total_size() const { return num_samples_ * world_size_; }
 
  private:
   std::int64_t dataset_size_;

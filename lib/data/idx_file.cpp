@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <memory>
 #include <sstream>
-#include <vector>
 
 #include <ATen/ATen.h>
 #include <zlib.h>

@@ -2,7 +2,6 @@
 #include "model/pooled_features.hpp"
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>

@@ -1,7 +1,6 @@
 // lib/report/banner.cpp — fixed-width tables in the style of nccl-tests.
 #include "report/banner.hpp"
 
-#include <algorithm>
 #include <optional>
 #include <string>
 

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <string_view>
 #include <system_error>
 
 #include <fcntl.h>

@@ -1,12 +1,10 @@
 // lib/train/graphed_step.cpp — the rules of --cuda-graph; the side stream; capture and replay.
 #include "train/graphed_step.hpp"
 
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
-#include <string>
 
 #include <ATen/ATen.h>
 

@@ -2,7 +2,6 @@
 #include "train/step.hpp"
 
 #include <algorithm>
-#include <string>
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>

@@ -161,7 +161,7 @@ Trainer::Trainer(const config::TrainConfig& config, const distributed::DevicePla
       one_time_seconds_(pay_first_uses(config, plan, sampler_.num_samples())),
       optimizer_(make_optimizer(config, model.parameters())),
       metrics_(plan.device, comm),
-      steps_(config, plan, comm, model, train_set, *optimizer_, total_steps(),
+      steps_(config, plan, comm, model, train_set, *optimizer_, total_steps_on(comm.size()),
              sampler_.num_samples(), metrics_, progress_, graphs) {
   ddp::broadcast_parameters(comm_, model_, plan.communicates);
   torch::manual_seed(dropout_seed(config.seed, comm.rank(), /*step=*/0));
@@ -371,12 +371,12 @@ void Trainer::restore(const checkpoint::LoadedCheckpoint& saved) {
   // The schedule's length depends on the world size: another world must have as many steps.
   const int writers = saved.meta.world_size;
   if (config_.lr_schedule != config::Schedule::kConstant &&
-      total_steps_on(writers) != total_steps()) {
+      total_steps_on(writers) != total_steps_on(comm_.size())) {
     throw CheckpointError("the checkpoint was written by " + std::to_string(writers) +
                           " ranks, whose --lr-schedule " + config::to_string(config_.lr_schedule) +
                           " spans " + std::to_string(total_steps_on(writers)) + " steps; on " +
                           std::to_string(comm_.size()) + " ranks it would span " +
-                          std::to_string(total_steps()) +
+                          std::to_string(total_steps_on(comm_.size())) +
                           ": resume with as many ranks, or give the run a --global-batch-size");
   }
   progress_ = saved.meta.progress;  // identical on every rank, partial epoch sums included

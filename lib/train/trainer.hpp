@@ -46,11 +46,6 @@ class Trainer {
 
   const checkpoint::TrainProgress& progress() const { return progress_; }
 
-  /// The steps of --epochs, over which --lr-schedule anneals (not cut by --max-steps: resumable).
-  std::int64_t total_steps() const { return total_steps_on(comm_.size()); }
-  /// total_steps() of the same run on `world_size` ranks (of a checkpoint's writers).
-  std::int64_t total_steps_on(int world_size) const;
-
   /// Optimizer steps per full epoch on every rank.
   std::int64_t steps_per_epoch() const;
 
@@ -58,6 +53,9 @@ class Trainer {
   EvalResult evaluate_test_set();
 
  private:
+  /// The steps of --epochs on `world_size` ranks, over which --lr-schedule anneals (not cut by
+  /// --max-steps: resumable).
+  std::int64_t total_steps_on(int world_size) const;
   /// Collective: ends the run with kNotFinite (Note [Stop agreement]); `what`: "the weights are".
   [[noreturn]] void stop_not_finite(const std::string& what = "");
   /// The rest of the epoch, up to `step_limit` or an agreed stop, after `seconds_before` trained.
