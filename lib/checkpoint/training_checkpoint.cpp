@@ -68,8 +68,8 @@ void copy_module_tensors(const std::vector<std::pair<at::Tensor, at::Tensor>>& p
   for (const auto& [into, from] : pairs) into.copy_(from);
 }
 
-// Note [A generator state is a tensor of its own]: some LibTorch versions' set_state misread a
-// row of the (ranks, bytes) tensor, a view inside its storage, so each row is cloned first.
+// Note [A generator state is a tensor of its own]: LibTorch 2.14's set_state (not 1.13's or 2.6's)
+// misreads a row of the (ranks, bytes) tensor, a view inside its storage, so each row is cloned.
 /// The checkpoint's RNG states: uint8, a row per rank, each one a CPU generator accepts.
 at::Tensor checked_rng_states(const std::map<std::string, at::Tensor>& saved, int world_size) {
   const auto found = saved.find("rng_states");
